@@ -1,0 +1,104 @@
+"""Every baseline of the course as one pure function of a ``[P, G]`` reward tensor.
+
+P prompts, G responses per prompt (a "group"). Row p holds the rewards of prompt p's group.
+
+| baseline | advantage of response i in a group with rewards r             |
+|----------|----------------------------------------------------------------|
+| none     | r_i                                   (REINFORCE, no baseline) |
+| mean     | r_i - mean(r)                              (Dr. GRPO, TRL "none") |
+| zscore   | (r_i - mean(r)) / (std(r) + eps)        (GRPO, TRL "group")  |
+| rloo     | r_i - mean of the other G-1 rewards                      (RLOO) |
+| ema      | r_i - b, b a moving average of past rewards     (the card, G=2) |
+
+The PPO critic is not a function of rewards alone; it lives in ``critic.py``.
+"""
+
+from __future__ import annotations
+
+import torch
+
+BASELINES = ("none", "mean", "zscore", "rloo", "ema", "critic")
+GROUP_BASELINES = ("mean", "zscore", "rloo")
+STD_SCOPES = ("group", "batch")
+EPS_MODES = ("add", "clamp")
+
+
+def group_std(rewards: torch.Tensor, std_scope: str = "group", std_ddof: int = 1) -> torch.Tensor:
+    """The std used to scale advantages, broadcastable to rewards [P, G]: per group -> [P, 1];
+    ``batch`` -> one std over all P*G rewards, [1, 1] (TRL ``scale_rewards="batch"``)."""
+    if std_scope == "group":
+        return rewards.std(dim=1, correction=std_ddof, keepdim=True)
+    return rewards.reshape(1, -1).std(dim=1, correction=std_ddof, keepdim=True)
+
+
+def compute_advantages(
+    rewards: torch.Tensor,
+    baseline: str = "zscore",
+    std_eps: float = 1e-4,
+    std_scope: str = "group",
+    std_ddof: int = 1,
+    eps_mode: str = "add",
+    ema_value: float = 0.0,
+) -> torch.Tensor:
+    """Advantages for each response. rewards: float [P, G] -> advantages [P, G].
+
+    ``std_eps`` guards the z-score division: ``add`` divides by std + eps (TRL 1e-4, verl 1e-6),
+    ``clamp`` by max(std, eps) (as the card writes it). A group whose rewards are all equal has
+    std 0, so its z-scored advantage is exactly 0 when eps > 0, and 0/0 = NaN when eps = 0: this
+    function returns that NaN on purpose, and the trainer stops the run and says why.
+    ``ema_value`` is the running reward average that ``baseline="ema"`` subtracts.
+    """
+    if baseline not in BASELINES:
+        raise ValueError(f"baseline={baseline!r} is not valid: choose one of {', '.join(BASELINES)}")
+    if baseline == "critic":
+        raise ValueError("baseline='critic' needs a value model, not just rewards: use grpo_lab.critic (train() does this for you)")
+    if std_scope not in STD_SCOPES:
+        raise ValueError(f"std_scope={std_scope!r} is not valid: choose one of {', '.join(STD_SCOPES)}")
+    if eps_mode not in EPS_MODES:
+        raise ValueError(f"eps_mode={eps_mode!r} is not valid: choose one of {', '.join(EPS_MODES)}")
+    if std_ddof not in (0, 1):
+        raise ValueError(f"std_ddof={std_ddof!r} is not valid: use 1 (Bessel, as TRL and verl) or 0 (population)")
+    if not std_eps >= 0:
+        raise ValueError(f"std_eps={std_eps!r} is not valid: it must be >= 0 (TRL uses 1e-4, verl 1e-6)")
+    if rewards.ndim != 2:
+        raise ValueError(f"rewards must have shape [prompts, group_size]; got shape {tuple(rewards.shape)}")
+    if not torch.isfinite(rewards).all():
+        raise ValueError("rewards contain NaN or infinity: check the reward function (advantages of non-finite rewards are meaningless)")
+    group_size = rewards.shape[1]
+    if baseline in GROUP_BASELINES and group_size < 2:
+        raise ValueError(f"group_size={group_size} is too small for baseline={baseline!r}: a group baseline needs at least 2 responses per prompt")
+
+    rewards = rewards.float()
+    if baseline == "none":
+        return rewards.clone()
+    if baseline == "ema":
+        return rewards - ema_value
+    if baseline == "rloo":
+        # mean of the others = (sum - r_i) / (G - 1), so r_i - that = G/(G-1) * (r_i - mean)
+        return rewards - (rewards.sum(dim=1, keepdim=True) - rewards) / (group_size - 1)
+    centered = rewards - rewards.mean(dim=1, keepdim=True)
+    if baseline == "mean":
+        return centered
+    std = group_std(rewards, std_scope, std_ddof)
+    scale = std + std_eps if eps_mode == "add" else std.clamp(min=std_eps)
+    return centered / scale
+
+
+class EMABaseline:
+    """A global baseline b <- decay * b + (1 - decay) * mean(batch rewards), updated after each step.
+
+    Starts at the first batch's mean, so the first step is already centred.
+    """
+
+    def __init__(self, decay: float = 0.9):
+        if not 0 <= decay < 1:
+            raise ValueError(f"ema_decay={decay!r} is not valid: it must be in [0, 1)")
+        self.decay = decay
+        self.value: float | None = None
+
+    def current(self, rewards: torch.Tensor) -> float:
+        return float(rewards.mean()) if self.value is None else self.value
+
+    def update(self, rewards: torch.Tensor) -> None:
+        batch_mean = float(rewards.mean())
+        self.value = batch_mean if self.value is None else self.decay * self.value + (1 - self.decay) * batch_mean

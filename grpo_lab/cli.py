@@ -1,0 +1,132 @@
+"""``python -m grpo_lab train | pretrain``: the headless route, used by CI and the benchmarks.
+
+The flags of ``train`` are TrainConfig's fields with '-' for '_' (the dataclass *is* the
+command line). A bad value prints one line naming the flag and the allowed range, and exits 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sys
+from dataclasses import fields
+from pathlib import Path
+
+from tqdm import tqdm
+
+from .trainer import TrainConfig, train
+
+USAGE_ERROR = 2
+
+
+class UsageError(Exception):
+    """A bad command line: printed as one line, exit status 2."""
+
+
+class OneLineParser(argparse.ArgumentParser):
+    def error(self, message: str):  # argparse prints usage and a second line; we want one line
+        raise UsageError(message)
+
+
+def flag(name: str) -> str:
+    return "--" + name.replace("_", "-")
+
+
+def as_flag_message(message: str) -> str:
+    """'group_size=1 is not valid: ...' -> '--group-size=1 is not valid: ...'."""
+    return re.sub(r"^(\w+)=", lambda m: flag(m.group(1)) + "=", message)
+
+
+def parse_bool(text: str) -> bool:
+    lowered = text.lower()
+    if lowered in ("1", "true", "yes", "on"):
+        return True
+    if lowered in ("0", "false", "no", "off"):
+        return False
+    raise argparse.ArgumentTypeError(f"expected true or false, got {text!r}")
+
+
+def add_config_flags(parser: argparse.ArgumentParser) -> None:
+    """One flag per TrainConfig field, with its default and its one-line comment as help."""
+    defaults = TrainConfig()
+    for config_field in fields(TrainConfig):
+        default = getattr(defaults, config_field.name)
+        kind = {"int": int, "float": float, "bool": parse_bool}.get(type(default).__name__, str)
+        extra = {"nargs": "?", "const": True} if kind is parse_bool else {}
+        parser.add_argument(flag(config_field.name), type=kind, default=default, metavar=type(default).__name__.upper(),
+                            help=f"(default {default!r})", **extra)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = OneLineParser(prog="python -m grpo_lab", description="grpo-lab: GRPO by experiment on a CPU.")
+    commands = parser.add_subparsers(dest="command", required=True, parser_class=OneLineParser)
+    train_parser = commands.add_parser("train", help="train one policy and write its metrics")
+    add_config_flags(train_parser)
+    train_parser.add_argument("--out", type=Path, help="write {config, history, final} as JSON here")
+    train_parser.add_argument("--plot", type=Path, help="write the reward / variance / zero-std figure here (PNG)")
+    train_parser.add_argument("--quiet", action="store_true", help="no progress bar")
+    pretrain_parser = commands.add_parser("pretrain", help="regenerate data/: the eval sets and the reference policies")
+    pretrain_parser.add_argument("--only", choices=("default", "weak"), help="regenerate one reference policy only")
+    return parser
+
+
+def run_train(args: argparse.Namespace) -> int:
+    values = {f.name: getattr(args, f.name) for f in fields(TrainConfig)}
+    config = TrainConfig(**values)
+    try:
+        config.validate()
+    except ValueError as error:
+        raise UsageError(as_flag_message(str(error))) from None
+    bar = tqdm(total=config.steps, desc="train", unit="step", disable=args.quiet, file=sys.stderr)
+
+    def on_step(record: dict) -> None:
+        if record["step"] > 0:
+            bar.update(1)
+            shown = {"reward": record["reward"], "acc": record.get("eval_accuracy")}
+            bar.set_postfix({k: f"{v:.3f}" for k, v in shown.items() if v is not None})
+
+    result = train(config, on_step=on_step)
+    bar.close()
+    final = result.final
+    print(f"{result.status}: held-out accuracy {final['initial_eval_accuracy']:.3f} -> {final.get('eval_accuracy', float('nan')):.3f} "
+          f"after {final.get('step', 0)} steps, {final.get('samples', 0)} responses, {final.get('wall_time', 0):.1f} s")
+    if result.message:
+        print(result.message)
+    if args.out:
+        args.out.parent.mkdir(parents=True, exist_ok=True)
+        args.out.write_text(json.dumps(result.to_json(), indent=1) + "\n")
+    if args.plot:
+        from .plots import run_figure, save_figure
+
+        label = f"G={config.group_size}, {config.baseline}"
+        save_figure(run_figure([(label, result.history)], title=f"{config.task}: {label}, seed {config.seed}"), args.plot)
+    return 0 if result.status != "failed" else 1
+
+
+def run_pretrain(args: argparse.Namespace) -> int:
+    from .pretrain import RECIPES, write_reference
+    from .task import MAX_DIGITS, OPERATIONS, Task, write_eval_set
+
+    for digits in range(1, MAX_DIGITS + 1):
+        for ops in (*OPERATIONS, OPERATIONS):
+            write_eval_set(Task(digits, ops))
+    for name, recipe in RECIPES.items():
+        if args.only and name != args.only:
+            continue
+        with tqdm(total=recipe.steps, desc=f"pretrain {name}", unit="step", file=sys.stderr) as bar:
+            path, accuracy = write_reference(name, bar)
+        print(f"{path}: greedy accuracy {accuracy:.3f} on the {recipe.task} eval set")
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    try:
+        args = build_parser().parse_args(argv)
+        return {"train": run_train, "pretrain": run_pretrain}[args.command](args)
+    except UsageError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return USAGE_ERROR
+    except (FileNotFoundError, ValueError) as error:  # e.g. a missing or corrupt reference policy
+        print(f"error: {error}", file=sys.stderr)
+        return USAGE_ERROR

@@ -1,0 +1,55 @@
+"""How noisy is the policy gradient? Per-group gradients at a fixed policy, and their statistics.
+
+The estimator. A training step's gradient is the mean of P per-prompt (per-group) gradients,
+``g_hat = mean_p g_p``. The groups are independent draws, so the variance of ``g_hat`` is
+estimated by ``grad_var = sum_k Var_p(g_p[k]) / P``, the trace of its covariance (summed over the
+parameters k, sample variance with Bessel's correction). Its signal-to-noise ratio is
+``grad_snr = ||g_hat||^2 / grad_var``: above 1, a step points mostly where the expected gradient
+points; below 1, it is mostly noise. Both are measured on the same batch the step trains on,
+before the update, at ``probe_every`` steps.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import torch
+
+
+def flat_gradient(parameters: list[torch.Tensor]) -> torch.Tensor:
+    """The current .grad of every parameter, concatenated into one vector [n_params]."""
+    return torch.cat([(p.grad if p.grad is not None else torch.zeros_like(p)).reshape(-1) for p in parameters])
+
+
+def per_group_gradients(parameters: list[torch.Tensor], group_losses: Callable[[int], torch.Tensor], num_groups: int) -> torch.Tensor:
+    """Gradient of each group's loss. ``group_losses(p)`` returns group p's scalar loss,
+    scaled so that the batch loss is the mean of the group losses. Returns [P, n_params]."""
+    gradients = []
+    for group in range(num_groups):
+        for parameter in parameters:
+            parameter.grad = None
+        group_losses(group).backward()
+        gradients.append(flat_gradient(parameters))
+    for parameter in parameters:
+        parameter.grad = None
+    return torch.stack(gradients)
+
+
+def gradient_noise(group_gradients: torch.Tensor) -> dict[str, float]:
+    """group_gradients [P, n_params] -> {"grad_var", "grad_snr", "grad_mean_norm"} as in the
+    module docstring. P must be at least 2."""
+    num_groups = group_gradients.shape[0]
+    mean_gradient = group_gradients.mean(dim=0)
+    variance = float(group_gradients.var(dim=0, correction=1).sum() / num_groups)
+    signal = float(mean_gradient.pow(2).sum())
+    return {
+        "grad_var": variance,
+        "grad_snr": signal / variance if variance > 0 else 0.0,  # identical groups: no noise, no signal
+        "grad_mean_norm": signal**0.5,
+    }
+
+
+def cosine_similarity(a: torch.Tensor, b: torch.Tensor) -> float:
+    """Cosine of the angle between two flat gradients (1: same direction, 0: orthogonal)."""
+    denominator = float(a.norm() * b.norm())
+    return float(a @ b) / denominator if denominator > 0 else 0.0

@@ -1,0 +1,224 @@
+"""Toy arithmetic: the vocabulary, problems, held-out eval sets and reward functions.
+
+A problem is ``a op b =`` with operands zero-padded to the task's digit count, so every prompt
+of a task has the same length (``"07+35="``). The answer is the plain decimal result
+(``"42"``, ``"-8"``) followed by an end-of-sequence token. Keeping prompts fixed-length lets the
+policy sample a whole batch with one tensor and no padding logic.
+
+A task is written ``"{digits}d{ops}"``: ``"2d+"`` is 2-digit addition (the default),
+``"1d+-*"`` mixes the three operations on single digits.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+import torch
+
+PAD, EOS = "<pad>", "<eos>"
+VOCAB: list[str] = [PAD, EOS, *"0123456789", "+", "-", "*", "="]
+TOKEN_ID: dict[str, int] = {token: index for index, token in enumerate(VOCAB)}
+PAD_ID, EOS_ID = TOKEN_ID[PAD], TOKEN_ID[EOS]
+OPERATIONS = "+-*"
+MAX_DIGITS = 3
+EVAL_SET_SIZE = 300
+DATA_DIR = Path(__file__).resolve().parent.parent / "data"
+REWARD_KINDS = ("exact", "partial")
+
+
+@dataclass(frozen=True)
+class Task:
+    """Which problems to pose: operands of ``digits`` digits, combined with one of ``ops``."""
+
+    digits: int = 2
+    ops: str = "+"
+
+    @classmethod
+    def parse(cls, spec: str) -> Task:
+        """``"2d+"`` -> Task(digits=2, ops="+"); a bad spec raises one clear ValueError."""
+        match = re.fullmatch(r"([1-9])d([+\-*]+)", spec)
+        if match is None or not 1 <= int(match.group(1)) <= MAX_DIGITS:
+            raise ValueError(
+                f"task={spec!r} is not valid: write '{{digits}}d{{ops}}' with digits 1 to "
+                f"{MAX_DIGITS} and ops from '+-*', e.g. '2d+' or '1d+-*'"
+            )
+        ops = "".join(op for op in OPERATIONS if op in match.group(2))
+        return cls(digits=int(match.group(1)), ops=ops)
+
+    @property
+    def name(self) -> str:
+        return f"{self.digits}d{self.ops}"
+
+    @property
+    def prompt_length(self) -> int:
+        return 2 * self.digits + 2
+
+    @property
+    def max_answer_length(self) -> int:
+        """Longest answer in tokens, EOS included: a product has 2*digits digits, a sign at most 1."""
+        longest = 2 * self.digits if "*" in self.ops else self.digits + 1
+        return longest + 1 + 1
+
+    def prompt(self, a: int, op: str, b: int) -> str:
+        return f"{a:0{self.digits}d}{op}{b:0{self.digits}d}="
+
+    def num_problems(self) -> int:
+        return (10**self.digits) ** 2 * len(self.ops)
+
+    def problem(self, index: int) -> tuple[int, str, int]:
+        """The index-th problem of the task's problem space, 0 <= index < num_problems()."""
+        high = 10**self.digits
+        a, rest = divmod(index, high * len(self.ops))
+        b, op_index = divmod(rest, len(self.ops))
+        return a, self.ops[op_index], b
+
+
+def solve(a: int, op: str, b: int) -> str:
+    """The answer as a digit string: ``solve(7, '-', 9) == '-2'``."""
+    return str({"+": a + b, "-": a - b, "*": a * b}[op])
+
+
+def encode(text: str) -> list[int]:
+    """Characters to token ids (prompts and answers contain only single-character tokens)."""
+    return [TOKEN_ID[char] for char in text]
+
+
+def decode(token_ids) -> str:
+    """Token ids to text, stopping at EOS and dropping padding."""
+    chars = []
+    for token_id in token_ids:
+        token_id = int(token_id)
+        if token_id == EOS_ID:
+            break
+        if token_id != PAD_ID:
+            chars.append(VOCAB[token_id])
+    return "".join(chars)
+
+
+@dataclass
+class ProblemBatch:
+    """A batch of problems. prompts: [N, prompt_length] token ids; answers: N strings."""
+
+    prompts: torch.Tensor
+    answers: list[str]
+    texts: list[str]
+
+
+def make_batch(task: Task, problems: list[tuple[int, str, int]]) -> ProblemBatch:
+    texts = [task.prompt(a, op, b) for a, op, b in problems]
+    prompts = torch.tensor([encode(text) for text in texts], dtype=torch.long)
+    return ProblemBatch(prompts, [solve(a, op, b) for a, op, b in problems], texts)
+
+
+class ProblemSampler:
+    """Draws training problems, seeded, never from the task's held-out eval set.
+
+    For 1-digit tasks the whole problem space is the eval set (there are only 100 problems per
+    operation), so training and evaluation share problems there.
+    """
+
+    def __init__(self, task: Task, seed: int):
+        self.task = task
+        self.generator = torch.Generator().manual_seed(seed)
+        held_out = eval_problems(task)
+        self.excluded = set(held_out) if len(held_out) < task.num_problems() else set()
+
+    def sample(self, count: int) -> ProblemBatch:
+        problems: list[tuple[int, str, int]] = []
+        while len(problems) < count:
+            indices = torch.randint(0, self.task.num_problems(), (count,), generator=self.generator)
+            for index in indices.tolist():
+                problem = self.task.problem(index)
+                if problem not in self.excluded and len(problems) < count:
+                    problems.append(problem)
+        return make_batch(self.task, problems)
+
+
+def eval_path(task: Task) -> Path:
+    return DATA_DIR / "eval" / f"{task.name}.json"
+
+
+def generate_eval_problems(task: Task, seed: int = 1234) -> list[tuple[int, str, int]]:
+    """The held-out set: EVAL_SET_SIZE distinct problems (all of them for 1-digit tasks)."""
+    generator = torch.Generator().manual_seed(seed)
+    total = task.num_problems()
+    size = min(EVAL_SET_SIZE, total)
+    indices = torch.randperm(total, generator=generator)[:size].sort().values.tolist()
+    return [task.problem(index) for index in indices]
+
+
+def write_eval_set(task: Task) -> Path:
+    path = eval_path(task)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    problems = generate_eval_problems(task)
+    path.write_text(json.dumps({"task": task.name, "problems": [list(p) for p in problems]}) + "\n")
+    return path
+
+
+_EVAL_CACHE: dict[str, list[tuple[int, str, int]]] = {}
+
+
+def eval_problems(task: Task) -> list[tuple[int, str, int]]:
+    """The task's fixed held-out problems: read from data/eval/ when shipped there, else generated
+    with the same seed (so a task we did not ship still gets a stable eval set)."""
+    if task.name not in _EVAL_CACHE:
+        path = eval_path(task)
+        if path.exists():
+            problems = [tuple(p) for p in json.loads(path.read_text())["problems"]]
+        else:
+            problems = generate_eval_problems(task)
+        _EVAL_CACHE[task.name] = problems
+    return _EVAL_CACHE[task.name]
+
+
+def eval_batch(task: Task) -> ProblemBatch:
+    return make_batch(task, eval_problems(task))
+
+
+def score_answers(responses: list[str], answers: list[str], kind: str = "exact") -> torch.Tensor:
+    """Task reward for each response, in [0, 1]. Returns [N] float.
+
+    ``exact``: 1 if the response is the answer, else 0.
+    ``partial``: the fraction of the answer's characters that the response has in the same place,
+    counted from the right (units digit first), and divided by the longer of the two lengths, so
+    a response that is too long is penalised. Rewards within a group can then differ by a
+    fraction of a point, which is what makes the group std tiny but non-zero.
+    """
+    if kind not in REWARD_KINDS:
+        raise ValueError(f"reward={kind!r} is not valid: choose one of {', '.join(REWARD_KINDS)}")
+    scores = []
+    for response, answer in zip(responses, answers):
+        if kind == "exact":
+            scores.append(float(response == answer))
+        else:
+            longest = max(len(response), len(answer))
+            same = sum(r == a for r, a in zip(reversed(response), reversed(answer)))
+            scores.append(same / longest if longest else 0.0)
+    return torch.tensor(scores, dtype=torch.float32)
+
+
+class RewardModel:
+    """A simulated, imperfect reward model: task reward, then ``scale * r + offset + noise``.
+
+    This is how the course tests the card's claims about reward-model offsets and scales without
+    a real reward model. ``noise`` is Gaussian with the given standard deviation, drawn from the
+    model's own seeded generator so a run stays reproducible.
+    """
+
+    def __init__(self, kind: str = "exact", offset: float = 0.0, scale: float = 1.0, noise: float = 0.0, seed: int = 0):
+        if kind not in REWARD_KINDS:
+            raise ValueError(f"reward={kind!r} is not valid: choose one of {', '.join(REWARD_KINDS)}")
+        self.kind, self.offset, self.scale, self.noise = kind, offset, scale, noise
+        self.generator = torch.Generator().manual_seed(seed + 7919)
+
+    def __call__(self, responses: list[str], answers: list[str]) -> tuple[torch.Tensor, torch.Tensor]:
+        """Returns (rewards [N] as the learner sees them, correct [N] exact-match 0/1)."""
+        correct = score_answers(responses, answers, "exact")
+        task_reward = correct if self.kind == "exact" else score_answers(responses, answers, self.kind)
+        rewards = self.scale * task_reward + self.offset
+        if self.noise > 0:
+            rewards = rewards + self.noise * torch.randn(rewards.shape, generator=self.generator)
+        return rewards, correct

@@ -1,0 +1,381 @@
+"""TrainConfig and the GRPO training loop, readable in one sitting.
+
+One step (P prompts, G responses each, B = P*G):
+1. sample P problems and G answers per problem from the current policy        -> [B, La]
+2. score them with the (possibly distorted) reward model                       -> rewards [P, G]
+3. turn rewards into advantages with the chosen baseline                       -> [P, G] or [B, La]
+4. for ``inner_epochs`` passes, in micro-batches: the clipped-ratio policy-gradient loss plus
+   ``kl_coef`` times the k3 KL to the reference, aggregated by ``loss_agg``; one optimiser step
+   per pass (DeepSeekMath's GRPO objective)
+5. log the metrics (names as TRL's where TRL has one), evaluate and probe at their intervals
+
+``train`` returns a TrainResult; a stopped or failed run returns what it has, with a message.
+"""
+
+from __future__ import annotations
+
+import copy
+import math
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field, fields
+from pathlib import Path
+
+import torch
+
+from .advantages import BASELINES, EPS_MODES, GROUP_BASELINES, STD_SCOPES, EMABaseline, compute_advantages
+from .critic import ValueModel, answer_values, explained_variance, gae, value_loss, whiten
+from .policy import REFERENCE_NAMES, TinyTransformer, load_reference_policy, resolve_device, sample, token_logprobs
+from .probes import gradient_noise, per_group_gradients
+from .task import REWARD_KINDS, ProblemSampler, RewardModel, Task, decode, eval_batch
+
+LOSS_AGGREGATIONS = ("seq_mean", "token_mean", "token_sum_norm")
+MAX_GROUP_SIZE = 256
+
+
+@dataclass
+class TrainConfig:
+    """Every knob of a run. The command line's flags are these names with '-' for '_'."""
+
+    task: str = "2d+"  # problems: '{digits}d{ops}', digits 1-3, ops from '+-*' (e.g. '2d+', '1d+-*')
+    reference: str = "default"  # starting policy and KL anchor: 'default' (~50% accurate), 'weak' (<15%), or a .pt path
+    group_size: int = 8  # G, responses sampled per prompt (GRPO's group)
+    prompts_per_step: int = 16  # P, prompts per training step; a step samples P*G responses
+    baseline: str = "zscore"  # none | mean | zscore | rloo | ema | critic (see advantages.py)
+    std_eps: float = 1e-4  # epsilon in the z-score's denominator (TRL 1e-4, verl 1e-6, OpenRLHF 1e-9)
+    std_scope: str = "group"  # std over each group, or over the whole batch ('batch', TRL scale_rewards='batch')
+    std_ddof: int = 1  # 1: Bessel's correction (TRL, verl); 0: population std
+    eps_mode: str = "add"  # 'add': std + eps (TRL, verl); 'clamp': max(std, eps) (the card's formula)
+    ema_decay: float = 0.9  # decay of the global moving-average baseline for baseline='ema'
+    kl_coef: float = 0.0  # beta, weight of the k3 KL to the reference (TRL default 0.0; DeepSeekMath 0.04)
+    clip_eps: float = 0.2  # PPO ratio clip: the ratio is clipped to [1 - clip_eps, 1 + clip_eps]
+    inner_epochs: int = 1  # optimiser passes over each batch (TRL num_iterations); >1 makes the clip matter
+    lr: float = 1e-4  # Adam learning rate of the policy (and of the critic)
+    max_grad_norm: float = 1.0  # gradient norm clip before each optimiser step (TRL default 1.0)
+    steps: int = 150  # training steps
+    temperature: float = 1.0  # sampling temperature of the responses (evaluation is greedy)
+    reward: str = "exact"  # 'exact': 1 if the answer is right else 0; 'partial': credit per correct digit
+    reward_offset: float = 0.0  # simulated reward-model bias added to every reward
+    reward_scale: float = 1.0  # simulated reward-model scale multiplying every reward
+    reward_noise: float = 0.0  # std of Gaussian noise added to every reward
+    loss_agg: str = "seq_mean"  # seq_mean (GRPO) | token_mean (DAPO) | token_sum_norm (Dr. GRPO)
+    skip_zero_std_groups: bool = False  # drop groups whose rewards are all equal (DAPO's dynamic-sampling filter)
+    micro_batch_size: int = 0  # responses per backward pass (gradient accumulation); 0 = the whole batch
+    gae_lambda: float = 0.95  # GAE's lambda for baseline='critic' (gamma is 1: one reward per response)
+    eval_every: int = 10  # steps between greedy evaluations on the held-out set (0: only first and last)
+    probe_every: int = 10  # steps between gradient-noise probes (grad_var, grad_snr); 0 = never
+    seed: int = 0  # seeds sampling, problems, reward noise and the critic's initialisation
+    device: str = "auto"  # 'auto' (CUDA, then MPS, then CPU), 'cpu', 'cuda' or 'mps'
+
+    def validate(self) -> TrainConfig:
+        """Raise one ValueError naming the knob, the value and the allowed range; return self."""
+        def check(ok: bool, name: str, allowed: str) -> None:
+            if not ok:
+                raise ValueError(f"{name}={getattr(self, name)!r} is not valid: {allowed}")
+
+        def choose(name: str, options) -> None:
+            check(getattr(self, name) in options, name, "choose one of " + ", ".join(map(str, options)))
+
+        Task.parse(self.task)
+        check(self.reference in REFERENCE_NAMES or (str(self.reference).endswith(".pt") and Path(self.reference).is_file()),
+              "reference", f"choose one of {', '.join(REFERENCE_NAMES)} or the path of an existing .pt file")
+        choose("baseline", BASELINES)
+        minimum_group = 2 if self.baseline in GROUP_BASELINES else 1
+        check(isinstance(self.group_size, int) and minimum_group <= self.group_size <= MAX_GROUP_SIZE, "group_size",
+              f"must be an integer from {minimum_group} to {MAX_GROUP_SIZE}"
+              + (f" (baseline={self.baseline!r} needs at least 2 responses per group)" if minimum_group == 2 else ""))
+        check(isinstance(self.prompts_per_step, int) and 1 <= self.prompts_per_step <= 1024, "prompts_per_step", "must be an integer from 1 to 1024")
+        check(math.isfinite(self.std_eps) and 0 <= self.std_eps <= 10, "std_eps", "must be between 0 and 10 (TRL uses 1e-4)")
+        choose("std_scope", STD_SCOPES)
+        choose("std_ddof", (0, 1))
+        choose("eps_mode", EPS_MODES)
+        check(0 <= self.ema_decay < 1, "ema_decay", "must be in [0, 1)")
+        check(math.isfinite(self.kl_coef) and 0 <= self.kl_coef <= 10, "kl_coef", "must be between 0 and 10")
+        check(0 < self.clip_eps <= 10, "clip_eps", "must be in (0, 10] (0.2 is usual)")
+        check(isinstance(self.inner_epochs, int) and 1 <= self.inner_epochs <= 16, "inner_epochs", "must be an integer from 1 to 16")
+        check(math.isfinite(self.lr) and 0 < self.lr <= 1, "lr", "must be in (0, 1]")
+        check(math.isfinite(self.max_grad_norm) and self.max_grad_norm > 0, "max_grad_norm", "must be > 0")
+        check(isinstance(self.steps, int) and 1 <= self.steps <= 100_000, "steps", "must be an integer from 1 to 100000")
+        check(math.isfinite(self.temperature) and 0.05 <= self.temperature <= 10, "temperature", "must be between 0.05 and 10")
+        choose("reward", REWARD_KINDS)
+        check(math.isfinite(self.reward_offset) and abs(self.reward_offset) <= 1e6, "reward_offset", "must be a finite number with |offset| <= 1e6")
+        check(math.isfinite(self.reward_scale) and 0 < self.reward_scale <= 1e6, "reward_scale", "must be in (0, 1e6]")
+        check(math.isfinite(self.reward_noise) and 0 <= self.reward_noise <= 1e3, "reward_noise", "must be between 0 and 1000")
+        choose("loss_agg", LOSS_AGGREGATIONS)
+        check(isinstance(self.micro_batch_size, int) and self.micro_batch_size >= 0, "micro_batch_size", "must be an integer >= 0 (0 = the whole batch)")
+        check(0 <= self.gae_lambda <= 1, "gae_lambda", "must be in [0, 1]")
+        check(isinstance(self.eval_every, int) and self.eval_every >= 0, "eval_every", "must be an integer >= 0")
+        check(isinstance(self.probe_every, int) and self.probe_every >= 0, "probe_every", "must be an integer >= 0")
+        check(self.probe_every == 0 or self.prompts_per_step >= 2, "prompts_per_step", "must be at least 2 when probe_every > 0 (the variance needs two groups)")
+        check(isinstance(self.seed, int) and 0 <= self.seed < 2**31, "seed", "must be an integer from 0 to 2**31 - 1")
+        resolve_device(self.device)
+        return self
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, values: dict) -> TrainConfig:
+        known = {f.name for f in fields(cls)}
+        unknown = sorted(set(values) - known)
+        if unknown:
+            raise ValueError(f"unknown TrainConfig field(s): {', '.join(unknown)}")
+        return cls(**values)
+
+
+@dataclass
+class TrainResult:
+    """What a run produced. status: 'finished', 'stopped' (the stop event was set) or 'failed'
+    (non-finite values; ``message`` says why). history: one dict per step, step 0 being the
+    reference's evaluation before any update."""
+
+    config: TrainConfig
+    history: list[dict] = field(default_factory=list)
+    policy: TinyTransformer | None = None
+    status: str = "finished"
+    message: str = ""
+
+    @property
+    def stopped(self) -> bool:
+        return self.status == "stopped"
+
+    @property
+    def final(self) -> dict:
+        """The last value of each metric, plus the status and the initial eval accuracy."""
+        summary: dict = {"status": self.status, "message": self.message}
+        for record in self.history:
+            summary.update(record)
+        if self.history:
+            summary["initial_eval_accuracy"] = self.history[0].get("eval_accuracy")
+        return summary
+
+    def to_json(self) -> dict:
+        return {"config": self.config.to_dict(), "history": self.history, "final": self.final}
+
+
+class NonFiniteError(RuntimeError):
+    """Raised inside the loop when advantages, losses or gradients stop being finite numbers."""
+
+
+def greedy_accuracy(policy: TinyTransformer, task: Task, device: torch.device) -> float:
+    """Fraction of the task's held-out problems the policy answers exactly, decoding greedily."""
+    batch = eval_batch(task)
+    answers, _ = sample(policy, batch.prompts.to(device), task.max_answer_length, temperature=0)
+    responses = [decode(row) for row in answers.cpu()]
+    return sum(r == a for r, a in zip(responses, batch.answers)) / len(responses)
+
+
+def explain_non_finite_advantages(rewards: torch.Tensor, config: TrainConfig) -> str:
+    equal_groups = int((rewards.std(dim=1, correction=0) == 0).sum()) if rewards.shape[1] > 1 else 0
+    if config.baseline == "zscore" and config.std_eps == 0 and equal_groups:
+        return (f"{equal_groups} group(s) had all-equal rewards and std_eps is 0, so their z-scored advantage is 0/0 "
+                "(NaN). Set std_eps > 0 (TRL uses 1e-4) or skip_zero_std_groups=True.")
+    return f"the advantages became non-finite with baseline={config.baseline!r} (reward range {float(rewards.min()):.3g} to {float(rewards.max()):.3g})"
+
+
+def aggregate(per_token: torch.Tensor, mask: torch.Tensor, loss_agg: str, num_sequences: int, num_tokens: float, max_len: int) -> torch.Tensor:
+    """Sum of a micro-batch's share of the batch loss. per_token, mask: [b, La].
+
+    The normalisers (num_sequences, num_tokens) are the *whole batch's*, so the shares of the
+    micro-batches add up to exactly the full-batch loss (gradient accumulation changes memory, not
+    the gradient). seq_mean: mean over responses of each response's token mean (GRPO);
+    token_mean: mean over all answer tokens of the batch (DAPO); token_sum_norm: token sum divided
+    by responses x the longest possible answer, a constant (Dr. GRPO).
+    """
+    masked = per_token * mask
+    if loss_agg == "seq_mean":
+        return (masked.sum(dim=1) / mask.sum(dim=1).clamp(min=1)).sum() / num_sequences
+    if loss_agg == "token_mean":
+        return masked.sum() / num_tokens
+    return masked.sum() / (num_sequences * max_len)
+
+
+def policy_loss_terms(policy, prompts, answers, mask, old_logprobs, ref_logprobs, token_advantages, config):
+    """Per-token GRPO loss and its diagnostics for one micro-batch; all tensors [b, La].
+
+    loss_t = -min(ratio_t * A_t, clip(ratio_t, 1-e, 1+e) * A_t) + kl_coef * k3_t, with
+    ratio_t = pi(a_t) / pi_old(a_t) (pi_old = the policy that sampled; None means "this one") and
+    k3 the KL estimator below; the KL term is left out when ``ref_logprobs`` is None.
+    """
+    logprobs, entropy = token_logprobs(policy, prompts, answers, with_entropy=True)
+    ratio = torch.exp(logprobs - (logprobs.detach() if old_logprobs is None else old_logprobs))
+    unclipped = ratio * token_advantages
+    clipped = ratio.clamp(1 - config.clip_eps, 1 + config.clip_eps) * token_advantages
+    per_token = -torch.minimum(unclipped, clipped)
+    diagnostics = {"entropy": entropy.detach(), "clipped": (clipped < unclipped).float()}
+    if ref_logprobs is not None:
+        k3 = kl_k3(logprobs, ref_logprobs)
+        per_token = per_token + config.kl_coef * k3
+        diagnostics["kl"] = k3.detach()
+    return per_token, diagnostics
+
+
+def kl_k3(logprobs: torch.Tensor, ref_logprobs: torch.Tensor) -> torch.Tensor:
+    """Per-token k3 estimate of KL(pi || pi_ref) from the sampled tokens' log-probs, [b, La]:
+    exp(ref - logp) - (ref - logp) - 1 (Schulman; the form TRL and DeepSeekMath use)."""
+    log_ratio = ref_logprobs - logprobs
+    return torch.exp(log_ratio) - log_ratio - 1
+
+
+def train(config: TrainConfig, on_step: Callable[[dict], None] | None = None, stop: threading.Event | None = None) -> TrainResult:
+    """Train a copy of the reference policy with GRPO (or a baseline variant, or PPO's critic).
+
+    ``on_step(metrics)`` is called after every step (and once for step 0, the evaluation before
+    training); ``stop`` is checked before every step and ends the run early, marked 'stopped'.
+    """
+    config.validate()
+    device = resolve_device(config.device)
+    task = Task.parse(config.task)
+    torch.manual_seed(config.seed)
+    reference = load_reference_policy(config.reference, device).eval()
+    for parameter in reference.parameters():
+        parameter.requires_grad_(False)
+    policy = copy.deepcopy(reference).train()
+    for parameter in policy.parameters():
+        parameter.requires_grad_(True)
+    parameters = list(policy.parameters())
+    optimizer = torch.optim.Adam(parameters, lr=config.lr)
+    value_model = ValueModel(reference).to(device) if config.baseline == "critic" else None
+    value_optimizer = torch.optim.Adam(value_model.parameters(), lr=config.lr) if value_model else None
+    problems = ProblemSampler(task, config.seed)
+    reward_model = RewardModel(config.reward, config.reward_offset, config.reward_scale, config.reward_noise, config.seed)
+    ema = EMABaseline(config.ema_decay)
+    sampling_generator = torch.Generator().manual_seed(config.seed)
+    max_len = task.max_answer_length
+    result = TrainResult(config=config, policy=policy)
+    started = time.perf_counter()
+
+    def emit(record: dict) -> None:
+        record["wall_time"] = time.perf_counter() - started
+        result.history.append(record)
+        if on_step is not None:
+            on_step(record)
+
+    emit({"step": 0, "samples": 0, "eval_accuracy": greedy_accuracy(policy, task, device)})
+    samples = 0
+    for step in range(1, config.steps + 1):
+        if stop is not None and stop.is_set():
+            result.status, result.message = "stopped", f"stopped by the user after {step - 1} of {config.steps} steps"
+            break
+        try:
+            record = train_step(config, task, policy, reference, value_model, optimizer, value_optimizer,
+                                problems, reward_model, ema, sampling_generator, parameters, max_len, device, step)
+        except NonFiniteError as error:
+            result.status, result.message = "failed", f"stopped at step {step}: {error}"
+            break
+        samples += config.prompts_per_step * config.group_size
+        record["samples"] = samples
+        if (config.eval_every and step % config.eval_every == 0) or step == config.steps:
+            record["eval_accuracy"] = greedy_accuracy(policy, task, device)
+        emit(record)
+    policy.eval()
+    return result
+
+
+def train_step(config, task, policy, reference, value_model, optimizer, value_optimizer, problems,
+               reward_model, ema, sampling_generator, parameters, max_len, device, step) -> dict:
+    """One GRPO step (see the module docstring); returns its metrics."""
+    P, G = config.prompts_per_step, config.group_size
+    batch = problems.sample(P)
+    prompts = batch.prompts.repeat_interleave(G, dim=0).to(device)  # [B, Lp], groups are contiguous
+    answers_text = [a for a in batch.answers for _ in range(G)]
+    policy.eval()
+    answers, mask = sample(policy, prompts, max_len, config.temperature, sampling_generator)  # [B, La]
+    policy.train()
+    responses = [decode(row) for row in answers.cpu()]
+    flat_rewards, correct = reward_model(responses, answers_text)
+    rewards = flat_rewards.view(P, G)
+    record: dict = {"step": step, "reward": float(rewards.mean()), "accuracy": float(correct.mean())}
+    if G > 1:
+        group_std = rewards.std(dim=1, correction=0)
+        record["reward_std"] = float(rewards.std(dim=1).mean())
+        record["frac_reward_zero_std"] = float((group_std == 0).float().mean())
+
+    with torch.no_grad():
+        # with one pass over the batch the sampling policy *is* the current one: the ratio is
+        # exactly 1 and old log-probs come free from the loss's own forward (as TRL does)
+        old_logprobs = token_logprobs(policy, prompts, answers) if config.inner_epochs > 1 else None
+        # the reference is only consulted when the KL term is on (TRL logs kl only when beta > 0)
+        ref_logprobs = token_logprobs(reference, prompts, answers) if config.kl_coef > 0 else None
+
+    if value_model is not None:
+        with torch.no_grad():
+            values = answer_values(value_model, prompts, answers)
+        token_advantages, returns = gae(flat_rewards.to(device), values, mask, 1.0, config.gae_lambda)
+        token_advantages = whiten(token_advantages, mask)
+        record["explained_variance"] = explained_variance(values, returns, mask)
+    else:
+        advantages = compute_advantages(rewards, config.baseline, config.std_eps, config.std_scope, config.std_ddof,
+                                        config.eps_mode, ema.current(rewards))
+        if not torch.isfinite(advantages).all():
+            raise NonFiniteError(explain_non_finite_advantages(rewards, config))
+        if config.baseline == "ema":
+            record["ema_baseline"] = ema.current(rewards)
+            ema.update(rewards)
+        token_advantages = advantages.reshape(-1, 1).to(device) * mask  # every token of a response shares its advantage
+    record["adv_abs_max"] = float((token_advantages.abs() * mask).max())
+
+    keep = torch.ones(P * G, dtype=torch.bool, device=device)
+    if config.skip_zero_std_groups and G > 1:
+        keep = (rewards.std(dim=1, correction=0) > 0).repeat_interleave(G).to(device)
+    record["groups_used"] = int(keep.sum()) // G
+    index = keep.nonzero().squeeze(1)
+    tensors = [None if t is None else t[index] for t in (prompts, answers, mask, old_logprobs, ref_logprobs, token_advantages)]
+    num_sequences = len(index)
+    if num_sequences == 0:  # every group was filtered out: nothing to learn from this batch
+        record.update(loss=0.0, grad_norm=0.0, clip_ratio=0.0)
+        return record
+    num_tokens = float(tensors[2].sum())
+
+    if config.probe_every and step % config.probe_every == 0 and num_sequences // G >= 2:
+        record.update(probe_gradient_noise(policy, parameters, tensors, config, G, max_len))
+
+    micro = config.micro_batch_size or num_sequences
+    sums: dict[str, float] = {}
+    for epoch in range(config.inner_epochs):
+        optimizer.zero_grad(set_to_none=True)
+        total_loss = 0.0
+        for start in range(0, num_sequences, micro):
+            chunk = [None if t is None else t[start:start + micro] for t in tensors]
+            per_token, diagnostics = policy_loss_terms(policy, *chunk[:3], *chunk[3:], config)
+            loss = aggregate(per_token, chunk[2], config.loss_agg, num_sequences, num_tokens, max_len)
+            if not torch.isfinite(loss):
+                raise NonFiniteError(f"the loss became non-finite (largest |advantage| {record['adv_abs_max']:.3g}, lr {config.lr})")
+            loss.backward()
+            total_loss += float(loss.detach())
+            if epoch == config.inner_epochs - 1:
+                for name, values in diagnostics.items():
+                    sums[name] = sums.get(name, 0.0) + float((values * chunk[2]).sum())
+        grad_norm = float(torch.nn.utils.clip_grad_norm_(parameters, config.max_grad_norm))
+        if not math.isfinite(grad_norm):
+            raise NonFiniteError(f"the gradient norm became non-finite (largest |advantage| {record['adv_abs_max']:.3g})")
+        optimizer.step()
+    record.update(loss=total_loss, grad_norm=grad_norm, entropy=sums["entropy"] / num_tokens,
+                  clip_ratio=sums["clipped"] / num_tokens)
+    if "kl" in sums:
+        record["kl"] = sums["kl"] / num_tokens
+
+    if value_model is not None:
+        value_optimizer.zero_grad(set_to_none=True)
+        critic_loss = value_loss(answer_values(value_model, prompts, answers), returns, mask)
+        critic_loss.backward()
+        torch.nn.utils.clip_grad_norm_(value_model.parameters(), config.max_grad_norm)
+        value_optimizer.step()
+        record["value_loss"] = float(critic_loss)
+    return record
+
+
+def probe_gradient_noise(policy, parameters, tensors, config, group_size, max_len) -> dict:
+    """grad_var and grad_snr of this step's gradient from its per-group gradients (probes.py)."""
+    num_groups = len(tensors[0]) // group_size
+
+    def group_loss(group: int) -> torch.Tensor:
+        rows = slice(group * group_size, (group + 1) * group_size)
+        chunk = [None if t is None else t[rows] for t in tensors]
+        per_token, _ = policy_loss_terms(policy, *chunk[:3], *chunk[3:], config)
+        # each group normalised on its own, so that the batch loss is the mean of the group losses
+        return aggregate(per_token, chunk[2], config.loss_agg, group_size, float(chunk[2].sum()), max_len)
+
+    noise = gradient_noise(per_group_gradients(parameters, group_loss, num_groups))
+    return {"grad_var": noise["grad_var"], "grad_snr": noise["grad_snr"]}
