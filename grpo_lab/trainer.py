@@ -59,6 +59,7 @@ class TrainConfig:
     reward_offset: float = 0.0  # simulated reward-model bias added to every reward
     reward_scale: float = 1.0  # simulated reward-model scale multiplying every reward
     reward_noise: float = 0.0  # std of Gaussian noise added to every reward
+    hard_reward_scale: float = 1.0  # extra scale on the rewards of 'hard' problems (task.is_hard: a carry): per-prompt scale differences
     loss_agg: str = "seq_mean"  # seq_mean (GRPO) | token_mean (DAPO) | token_sum_norm (Dr. GRPO)
     skip_zero_std_groups: bool = False  # drop groups whose rewards are all equal (DAPO's dynamic-sampling filter)
     micro_batch_size: int = 0  # responses per backward pass (gradient accumulation); 0 = the whole batch
@@ -102,6 +103,7 @@ class TrainConfig:
         check(math.isfinite(self.reward_offset) and abs(self.reward_offset) <= 1e6, "reward_offset", "must be a finite number with |offset| <= 1e6")
         check(math.isfinite(self.reward_scale) and 0 < self.reward_scale <= 1e6, "reward_scale", "must be in (0, 1e6]")
         check(math.isfinite(self.reward_noise) and 0 <= self.reward_noise <= 1e3, "reward_noise", "must be between 0 and 1000")
+        check(math.isfinite(self.hard_reward_scale) and 0 < self.hard_reward_scale <= 1e6, "hard_reward_scale", "must be in (0, 1e6]")
         choose("loss_agg", LOSS_AGGREGATIONS)
         check(isinstance(self.micro_batch_size, int) and self.micro_batch_size >= 0, "micro_batch_size", "must be an integer >= 0 (0 = the whole batch)")
         check(0 <= self.gae_lambda <= 1, "gae_lambda", "must be in [0, 1]")
@@ -158,12 +160,17 @@ class NonFiniteError(RuntimeError):
     """Raised inside the loop when advantages, losses or gradients stop being finite numbers."""
 
 
-def greedy_accuracy(policy: TinyTransformer, task: Task, device: torch.device) -> float:
-    """Fraction of the task's held-out problems the policy answers exactly, decoding greedily."""
+def greedy_correct(policy: TinyTransformer, task: Task, device: torch.device) -> torch.Tensor:
+    """Whether the policy answers each of the task's held-out problems exactly, decoding greedily: [N] bool."""
     batch = eval_batch(task)
     answers, _ = sample(policy, batch.prompts.to(device), task.max_answer_length, temperature=0)
-    responses = [decode(row) for row in answers.cpu()]
-    return sum(r == a for r, a in zip(responses, batch.answers)) / len(responses)
+    return torch.tensor([decode(row) == answer for row, answer in zip(answers.cpu(), batch.answers)])
+
+
+def greedy_accuracy(policy: TinyTransformer, task: Task, device: torch.device) -> float:
+    """Fraction of the task's held-out problems the policy answers exactly, decoding greedily."""
+    correct = greedy_correct(policy, task, device)
+    return int(correct.sum()) / len(correct)
 
 
 def explain_non_finite_advantages(rewards: torch.Tensor, config: TrainConfig) -> str:
@@ -218,11 +225,16 @@ def kl_k3(logprobs: torch.Tensor, ref_logprobs: torch.Tensor) -> torch.Tensor:
     return torch.exp(log_ratio) - log_ratio - 1
 
 
-def train(config: TrainConfig, on_step: Callable[[dict], None] | None = None, stop: threading.Event | None = None) -> TrainResult:
+def train(config: TrainConfig, on_step: Callable[[dict], None] | None = None, stop: threading.Event | None = None,
+          on_batch: Callable[[dict], None] | None = None) -> TrainResult:
     """Train a copy of the reference policy with GRPO (or a baseline variant, or PPO's critic).
 
     ``on_step(metrics)`` is called after every step (and once for step 0, the evaluation before
     training); ``stop`` is checked before every step and ends the run early, marked 'stopped'.
+    ``on_batch({"step", "rewards" [P, G], "advantages" [P, G]})`` is called after every training
+    step with that step's raw batch (for live views such as the lab's advantage histogram; the
+    history keeps only summaries). Under baseline='critic' a response's advantage is the mean of
+    its tokens' GAE advantages.
     """
     config.validate()
     device = resolve_device(config.device)
@@ -265,6 +277,9 @@ def train(config: TrainConfig, on_step: Callable[[dict], None] | None = None, st
             result.status, result.message = "failed", f"stopped at step {step}: {error}"
             break
         samples += config.prompts_per_step * config.group_size
+        batch = record.pop("batch")  # raw tensors stay out of the history
+        if on_batch is not None:
+            on_batch({"step": step, **batch})
         record["samples"] = samples
         if (config.eval_every and step % config.eval_every == 0) or step == config.steps:
             record["eval_accuracy"] = greedy_accuracy(policy, task, device)
@@ -285,6 +300,8 @@ def train_step(config, task, policy, reference, value_model, optimizer, value_op
     policy.train()
     responses = [decode(row) for row in answers.cpu()]
     flat_rewards, correct = reward_model(responses, answers_text)
+    if config.hard_reward_scale != 1.0:
+        flat_rewards = torch.where(batch.hard.repeat_interleave(G), flat_rewards * config.hard_reward_scale, flat_rewards)
     rewards = flat_rewards.view(P, G)
     record: dict = {"step": step, "reward": float(rewards.mean()), "accuracy": float(correct.mean())}
     if G > 1:
@@ -299,6 +316,9 @@ def train_step(config, task, policy, reference, value_model, optimizer, value_op
         # the reference is only consulted when the KL term is on (TRL logs kl only when beta > 0)
         ref_logprobs = token_logprobs(reference, prompts, answers) if config.kl_coef > 0 else None
 
+    keep_groups = torch.ones(P, dtype=torch.bool)
+    if config.skip_zero_std_groups and G > 1:  # DAPO's filter: an all-equal group carries no signal
+        keep_groups = rewards.std(dim=1, correction=0) > 0
     if value_model is not None:
         with torch.no_grad():
             values = answer_values(value_model, prompts, answers)
@@ -308,19 +328,19 @@ def train_step(config, task, policy, reference, value_model, optimizer, value_op
     else:
         advantages = compute_advantages(rewards, config.baseline, config.std_eps, config.std_scope, config.std_ddof,
                                         config.eps_mode, ema.current(rewards))
-        if not torch.isfinite(advantages).all():
+        if not torch.isfinite(advantages[keep_groups]).all():
             raise NonFiniteError(explain_non_finite_advantages(rewards, config))
+        advantages = advantages.where(keep_groups[:, None], 0.0)  # dropped groups: 0/0 is fine, unused
         if config.baseline == "ema":
             record["ema_baseline"] = ema.current(rewards)
             ema.update(rewards)
         token_advantages = advantages.reshape(-1, 1).to(device) * mask  # every token of a response shares its advantage
     record["adv_abs_max"] = float((token_advantages.abs() * mask).max())
+    response_advantages = (token_advantages * mask).sum(dim=1) / mask.sum(dim=1).clamp(min=1)
+    record["batch"] = {"rewards": rewards.detach().cpu(), "advantages": response_advantages.detach().cpu().view(P, G)}
 
-    keep = torch.ones(P * G, dtype=torch.bool, device=device)
-    if config.skip_zero_std_groups and G > 1:
-        keep = (rewards.std(dim=1, correction=0) > 0).repeat_interleave(G).to(device)
-    record["groups_used"] = int(keep.sum()) // G
-    index = keep.nonzero().squeeze(1)
+    record["groups_used"] = int(keep_groups.sum())
+    index = keep_groups.repeat_interleave(G).to(device).nonzero().squeeze(1)
     tensors = [None if t is None else t[index] for t in (prompts, answers, mask, old_logprobs, ref_logprobs, token_advantages)]
     num_sequences = len(index)
     if num_sequences == 0:  # every group was filtered out: nothing to learn from this batch
@@ -331,22 +351,9 @@ def train_step(config, task, policy, reference, value_model, optimizer, value_op
     if config.probe_every and step % config.probe_every == 0 and num_sequences // G >= 2:
         record.update(probe_gradient_noise(policy, parameters, tensors, config, G, max_len))
 
-    micro = config.micro_batch_size or num_sequences
-    sums: dict[str, float] = {}
-    for epoch in range(config.inner_epochs):
+    for _ in range(config.inner_epochs):
         optimizer.zero_grad(set_to_none=True)
-        total_loss = 0.0
-        for start in range(0, num_sequences, micro):
-            chunk = [None if t is None else t[start:start + micro] for t in tensors]
-            per_token, diagnostics = policy_loss_terms(policy, *chunk[:3], *chunk[3:], config)
-            loss = aggregate(per_token, chunk[2], config.loss_agg, num_sequences, num_tokens, max_len)
-            if not torch.isfinite(loss):
-                raise NonFiniteError(f"the loss became non-finite (largest |advantage| {record['adv_abs_max']:.3g}, lr {config.lr})")
-            loss.backward()
-            total_loss += float(loss.detach())
-            if epoch == config.inner_epochs - 1:
-                for name, values in diagnostics.items():
-                    sums[name] = sums.get(name, 0.0) + float((values * chunk[2]).sum())
+        total_loss, sums = accumulate_gradients(policy, tensors, config, max_len)
         grad_norm = float(torch.nn.utils.clip_grad_norm_(parameters, config.max_grad_norm))
         if not math.isfinite(grad_norm):
             raise NonFiniteError(f"the gradient norm became non-finite (largest |advantage| {record['adv_abs_max']:.3g})")
@@ -362,20 +369,50 @@ def train_step(config, task, policy, reference, value_model, optimizer, value_op
         critic_loss.backward()
         torch.nn.utils.clip_grad_norm_(value_model.parameters(), config.max_grad_norm)
         value_optimizer.step()
-        record["value_loss"] = float(critic_loss)
+        record["value_loss"] = float(critic_loss.detach())
     return record
 
 
-def probe_gradient_noise(policy, parameters, tensors, config, group_size, max_len) -> dict:
-    """grad_var and grad_snr of this step's gradient from its per-group gradients (probes.py)."""
+def group_gradients(policy, parameters, tensors, config, group_size, max_len) -> torch.Tensor:
+    """Gradient of each group's loss, [num_groups, n_params]; ``tensors`` = (prompts, answers, mask,
+    old_logprobs, ref_logprobs, token_advantages), rows grouped by ``group_size`` (probes.py)."""
     num_groups = len(tensors[0]) // group_size
 
     def group_loss(group: int) -> torch.Tensor:
         rows = slice(group * group_size, (group + 1) * group_size)
         chunk = [None if t is None else t[rows] for t in tensors]
-        per_token, _ = policy_loss_terms(policy, *chunk[:3], *chunk[3:], config)
+        per_token, _ = policy_loss_terms(policy, *chunk, config)
         # each group normalised on its own, so that the batch loss is the mean of the group losses
         return aggregate(per_token, chunk[2], config.loss_agg, group_size, float(chunk[2].sum()), max_len)
 
-    noise = gradient_noise(per_group_gradients(parameters, group_loss, num_groups))
+    return per_group_gradients(parameters, group_loss, num_groups)
+
+
+def accumulate_gradients(policy, tensors, config: TrainConfig, max_len: int) -> tuple[float, dict[str, float]]:
+    """Backpropagate the batch loss into ``.grad``, ``micro_batch_size`` responses at a time.
+
+    tensors: (prompts, answers, mask, old_logprobs, ref_logprobs, token_advantages), each [B, ...]
+    or None. The gradient equals the full-batch one (see ``aggregate``); only peak memory changes.
+    Returns (the batch loss, sums over answer tokens of each diagnostic).
+    """
+    num_sequences, mask = len(tensors[0]), tensors[2]
+    num_tokens = float(mask.sum())
+    micro = config.micro_batch_size or num_sequences
+    total_loss, sums = 0.0, {}
+    for start in range(0, num_sequences, micro):
+        chunk = [None if t is None else t[start:start + micro] for t in tensors]
+        per_token, diagnostics = policy_loss_terms(policy, *chunk, config)
+        loss = aggregate(per_token, chunk[2], config.loss_agg, num_sequences, num_tokens, max_len)
+        if not torch.isfinite(loss):
+            raise NonFiniteError(f"the loss became non-finite (largest |advantage| {float(chunk[5].abs().max()):.3g}, lr {config.lr})")
+        loss.backward()
+        total_loss += float(loss.detach())
+        for name, values in diagnostics.items():
+            sums[name] = sums.get(name, 0.0) + float((values * chunk[2]).sum())
+    return total_loss, sums
+
+
+def probe_gradient_noise(policy, parameters, tensors, config, group_size, max_len) -> dict:
+    """grad_var and grad_snr of this step's gradient from its per-group gradients (probes.py)."""
+    noise = gradient_noise(group_gradients(policy, parameters, tensors, config, group_size, max_len))
     return {"grad_var": noise["grad_var"], "grad_snr": noise["grad_snr"]}

@@ -1,0 +1,54 @@
+"""The command line: a real short run writes run.json and a PNG; bad flags give one line and exit 2."""
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from grpo_lab.cli import main
+
+
+def run_cli(*args):
+    return subprocess.run([sys.executable, "-m", "grpo_lab", *args], capture_output=True, text=True, timeout=600)
+
+
+def test_train_writes_json_and_plot(tmp_path):
+    out, plot = tmp_path / "run.json", tmp_path / "run.png"
+    done = run_cli("train", "--baseline", "mean", "--group-size", "4", "--prompts-per-step", "4", "--steps", "3",
+                   "--eval-every", "1", "--probe-every", "2", "--seed", "1", "--out", str(out), "--plot", str(plot))
+    assert done.returncode == 0, done.stderr
+    assert "held-out accuracy" in done.stdout
+    run = json.loads(out.read_text())
+    assert set(run) == {"config", "history", "final"}
+    assert run["config"]["baseline"] == "mean" and run["config"]["group_size"] == 4
+    assert [r["step"] for r in run["history"]] == [0, 1, 2, 3]
+    assert run["final"]["status"] == "finished"
+    assert plot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and plot.stat().st_size > 20_000
+
+
+@pytest.mark.parametrize(
+    "args, expected",
+    [
+        (["--group-size", "1"], "error: --group-size=1 is not valid: must be an integer from 2 to 256"),
+        (["--group-size", "many"], "error: argument --group-size: invalid int value: 'many'"),
+        (["--std-eps=-1e-4"], "error: --std-eps=-0.0001 is not valid"),
+        (["--baseline", "median"], "error: --baseline='median' is not valid: choose one of none, mean, zscore, rloo, ema, critic"),
+        (["--skip-zero-std-groups", "maybe"], "error: argument --skip-zero-std-groups: expected true or false"),
+        (["--reference", "nowhere.pt"], "error: --reference='nowhere.pt' is not valid"),
+        (["--no-such-flag", "1"], "error: unrecognized arguments: --no-such-flag 1"),
+    ],
+)
+def test_bad_flags_print_one_line_and_exit_2(args, expected, capsys):
+    assert main(["train", *args]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith(expected), err
+    assert "\n" not in err and "Traceback" not in err
+
+
+def test_failed_run_exits_1_with_its_reason(tmp_path):
+    done = run_cli("train", "--reference", "weak", "--std-eps", "0", "--steps", "3", "--group-size", "4",
+                   "--prompts-per-step", "4", "--quiet", "--out", str(tmp_path / "run.json"))
+    assert done.returncode == 1
+    assert "std_eps is 0" in done.stdout
+    assert json.loads((tmp_path / "run.json").read_text())["final"]["status"] == "failed"

@@ -1,0 +1,56 @@
+"""pyproject.toml and environment.yml list the same packages; notebooks are stripped; data/ is small."""
+
+import json
+import re
+import tomllib
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def requirement_name(spec: str) -> str:
+    return re.split(r"[<>=!~ \[]", spec.strip(), maxsplit=1)[0].lower().replace("_", "-")
+
+
+def pyproject_requirements() -> dict[str, str]:
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    specs = list(project["dependencies"])
+    for extra, extra_specs in project["optional-dependencies"].items():
+        if extra in ("lab", "dev"):
+            specs += extra_specs
+    return {requirement_name(s): s.replace(" ", "") for s in specs}
+
+
+def environment_requirements() -> dict[str, str]:
+    specs = []
+    text = (ROOT / "environment.yml").read_text()
+    for line in text[text.index("dependencies:"):].splitlines():
+        match = re.match(r"^\s+- (?!pip:)(\S.*)$", line)
+        if match:
+            specs.append(match.group(1))
+    conda_only = {"python", "pip"}
+    return {requirement_name(s): s.replace(" ", "") for s in specs if requirement_name(s) not in conda_only}
+
+
+def test_environment_yml_and_pyproject_list_the_same_packages():
+    assert environment_requirements() == pyproject_requirements()
+
+
+def test_torch_is_capped_at_the_cpu_release():
+    assert pyproject_requirements()["torch"].endswith("<=2.13.0")
+
+
+def test_notebooks_are_stripped_and_have_a_kernelspec():
+    notebooks = sorted((ROOT / "notebooks").glob("*.ipynb"))
+    assert notebooks, "no notebooks found"
+    for path in notebooks:
+        notebook = json.loads(path.read_text())
+        assert notebook["metadata"].get("kernelspec", {}).get("name") == "python3", path.name
+        for cell in notebook["cells"]:
+            if cell["cell_type"] == "code":
+                assert cell.get("outputs") == [] and cell.get("execution_count") is None, f"{path.name} keeps outputs"
+
+
+def test_data_stays_small():
+    total = sum(p.stat().st_size for p in (ROOT / "data").rglob("*") if p.is_file())
+    assert total < 5 * 1024 * 1024, f"data/ holds {total / 1e6:.1f} MB; keep it under 5 MB"

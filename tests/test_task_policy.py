@@ -1,0 +1,173 @@
+"""The toy task, its rewards, the tiny policy's sampling and log-probs, and checkpoint files."""
+
+import re
+
+import pytest
+import torch
+
+from grpo_lab.policy import (
+    PolicyConfig,
+    TinyTransformer,
+    answer_mask,
+    load_policy,
+    load_reference_policy,
+    sample,
+    save_policy,
+    token_logprobs,
+)
+from grpo_lab.task import EOS_ID, PAD_ID, ProblemSampler, RewardModel, Task, decode, encode, eval_path, eval_problems, score_answers, solve
+
+
+def test_task_spec_parsing():
+    assert Task.parse("2d+") == Task(2, "+")
+    assert Task.parse("1d*-+") == Task(1, "+-*")  # ops are normalised to a fixed order
+    for bad in ("4d+", "2d/", "d+", "2+"):
+        with pytest.raises(ValueError, match=re.escape(f"task={bad!r} is not valid")):
+            Task.parse(bad)
+
+
+def test_problems_prompts_and_answers():
+    task = Task(2, "+-*")
+    assert task.prompt(7, "+", 35) == "07+35="
+    assert (solve(7, "-", 9), solve(12, "*", 11), solve(99, "+", 99)) == ("-2", "132", "198")
+    assert decode(encode("12+34=") + [EOS_ID, 5, 5]) == "12+34="
+    assert task.max_answer_length == 2 * 2 + 2  # 4 digits of a product, a sign slot, EOS
+
+
+def test_eval_sets_are_shipped_fixed_and_held_out():
+    task = Task.parse("2d+")
+    assert eval_path(task).is_file()
+    problems = eval_problems(task)
+    assert len(problems) == 300 and len(set(problems)) == 300
+    drawn = ProblemSampler(task, seed=0).sample(2000)
+    held_out = {task.prompt(*p) for p in problems}
+    assert not held_out & set(drawn.texts)
+
+
+def test_sampler_is_seeded():
+    task = Task.parse("2d+-")
+    assert ProblemSampler(task, 3).sample(50).texts == ProblemSampler(task, 3).sample(50).texts
+    assert ProblemSampler(task, 3).sample(50).texts != ProblemSampler(task, 4).sample(50).texts
+
+
+def test_exact_and_partial_rewards():
+    answers = ["123", "123", "123", "45"]
+    responses = ["123", "124", "23", "145"]
+    assert score_answers(responses, answers, "exact").tolist() == [1, 0, 0, 0]
+    partial = score_answers(responses, answers, "partial")
+    assert partial.tolist() == pytest.approx([1.0, 2 / 3, 2 / 3, 2 / 3])
+    with pytest.raises(ValueError, match="reward='fuzzy' is not valid"):
+        score_answers(responses, answers, "fuzzy")
+
+
+def test_reward_model_distortions_are_seeded():
+    model = RewardModel("exact", offset=5.0, scale=2.0)
+    rewards, correct = model(["1", "2"], ["1", "1"])
+    assert rewards.tolist() == [7.0, 5.0] and correct.tolist() == [1.0, 0.0]
+    noisy_a, _ = RewardModel("exact", noise=0.1, seed=1)(["1"] * 8, ["1"] * 8)
+    noisy_b, _ = RewardModel("exact", noise=0.1, seed=1)(["1"] * 8, ["1"] * 8)
+    assert torch.equal(noisy_a, noisy_b) and noisy_a.std() > 0
+
+
+def test_answer_mask_stops_after_first_eos():
+    answers = torch.tensor([[3, 4, EOS_ID, 5], [EOS_ID, 3, 3, 3], [3, 3, 3, 3]])
+    assert answer_mask(answers).tolist() == [[1, 1, 1, 0], [1, 0, 0, 0], [1, 1, 1, 1]]
+
+
+def test_sampling_masks_and_padding():
+    policy = load_reference_policy("default")
+    prompts = ProblemSampler(Task.parse("2d+"), 0).sample(64).prompts
+    answers, mask = sample(policy, prompts, 4, temperature=1.0, generator=torch.Generator().manual_seed(0))
+    assert answers.shape == mask.shape == (64, 4)
+    assert (answers[mask == 0] == PAD_ID).all()
+    again, _ = sample(policy, prompts, 4, temperature=1.0, generator=torch.Generator().manual_seed(0))
+    assert torch.equal(answers, again)
+
+
+def test_cached_sampling_matches_full_recomputation():
+    policy = load_reference_policy("default")
+    prompts = ProblemSampler(Task.parse("2d+"), 1).sample(32).prompts
+    answers, _ = sample(policy, prompts, 4, temperature=0)
+    sequence = prompts
+    with torch.no_grad():
+        for _ in range(4):  # greedy decoding without the key/value cache
+            sequence = torch.cat([sequence, policy(sequence)[:, -1].argmax(-1, keepdim=True)], dim=1)
+    recomputed = sequence[:, prompts.shape[1]:]
+    mask = answer_mask(recomputed)
+    assert torch.equal(answers, recomputed.masked_fill(mask == 0, PAD_ID))
+
+
+def test_token_logprobs_are_normalised_log_probabilities():
+    policy = load_reference_policy("default")
+    prompts = ProblemSampler(Task.parse("2d+"), 2).sample(8).prompts
+    answers, _ = sample(policy, prompts, 4, temperature=0)
+    with torch.no_grad():
+        logprobs, entropy = token_logprobs(policy, prompts, answers, with_entropy=True)
+    assert logprobs.shape == entropy.shape == (8, 4)
+    assert (logprobs <= 0).all() and (entropy >= 0).all()
+    # greedy tokens are the most likely ones, so each has probability at least 1/vocab
+    assert (logprobs[:, 0] >= -torch.log(torch.tensor(16.0))).all()
+
+
+def test_policy_is_small():
+    assert 10_000 <= TinyTransformer().num_parameters() <= 500_000
+
+
+def test_save_and_load_round_trip(tmp_path):
+    policy = TinyTransformer(PolicyConfig(d_model=32, n_layers=1))
+    path = save_policy(policy, tmp_path / "p.pt", {"note": "test"})
+    loaded = load_policy(path)
+    tokens = torch.randint(0, 16, (2, 6))
+    with torch.no_grad():
+        assert torch.allclose(policy(tokens), loaded(tokens))
+    assert loaded.metadata == {"note": "test"}
+
+
+def test_load_errors_are_one_clear_line(tmp_path):
+    with pytest.raises(FileNotFoundError, match="does not exist"):
+        load_policy(tmp_path / "missing.pt")
+    corrupt = tmp_path / "corrupt.pt"
+    corrupt.write_bytes(b"not a checkpoint")
+    with pytest.raises(ValueError, match="not a readable checkpoint"):
+        load_policy(corrupt)
+    foreign = tmp_path / "foreign.pt"
+    torch.save({"weights": torch.zeros(2)}, foreign)
+    with pytest.raises(ValueError, match="not a grpo-lab policy"):
+        load_policy(foreign)
+    mismatched = tmp_path / "mismatched.pt"
+    save_policy(TinyTransformer(PolicyConfig(d_model=32)), mismatched)
+    checkpoint = torch.load(mismatched, weights_only=True)
+    checkpoint["config"]["d_model"] = 64
+    torch.save(checkpoint, mismatched)
+    with pytest.raises(ValueError, match="does not match the TinyTransformer architecture"):
+        load_policy(mismatched)
+    with pytest.raises(ValueError, match="reference='best' is not valid"):
+        load_reference_policy("best")
+
+
+def test_reference_policies_have_documented_accuracy():
+    from grpo_lab.trainer import greedy_accuracy
+
+    task = Task.parse("2d+")
+    default = greedy_accuracy(load_reference_policy("default"), task, torch.device("cpu"))
+    weak = greedy_accuracy(load_reference_policy("weak"), task, torch.device("cpu"))
+    assert 0.40 <= default <= 0.75
+    assert weak <= 0.15
+
+
+def test_shipped_eval_sets_match_their_generator():
+    from grpo_lab.task import generate_eval_problems
+
+    for spec in ("1d+", "2d+", "3d+-*"):
+        task = Task.parse(spec)
+        assert eval_problems(task) == generate_eval_problems(task)
+
+
+def test_pretraining_is_deterministic():
+    from grpo_lab.pretrain import PretrainRecipe, pretrain
+
+    recipe = PretrainRecipe("test", steps=5, batch_size=16)
+    first, _ = pretrain(recipe)
+    second, _ = pretrain(recipe)
+    for a, b in zip(first.state_dict().values(), second.state_dict().values()):
+        assert torch.equal(a, b)

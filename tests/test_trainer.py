@@ -1,0 +1,137 @@
+"""TrainConfig validation, the training loop's contract, gradient accumulation and failure messages.
+Runs here are a few steps long: they test the machinery, not learning (see test_learning.py)."""
+
+import threading
+
+import pytest
+import torch
+
+from grpo_lab import TrainConfig, train
+from grpo_lab.policy import load_reference_policy, sample
+from grpo_lab.task import ProblemSampler, Task
+from grpo_lab.trainer import accumulate_gradients
+
+SHORT = dict(steps=4, prompts_per_step=4, group_size=4, eval_every=2, probe_every=2)
+
+
+def without_time(history):
+    return [{k: v for k, v in record.items() if k != "wall_time"} for record in history]
+
+
+@pytest.mark.parametrize(
+    "overrides, message",
+    [
+        ({"group_size": 1}, "group_size=1 is not valid: must be an integer from 2 to 256"),
+        ({"group_size": 300}, "group_size=300 is not valid"),
+        ({"baseline": "median"}, "baseline='median' is not valid: choose one of none, mean, zscore, rloo, ema, critic"),
+        ({"std_eps": -1.0}, "std_eps=-1.0 is not valid"),
+        ({"lr": 0.0}, "lr=0.0 is not valid: must be in (0, 1]"),
+        ({"steps": 0}, "steps=0 is not valid"),
+        ({"task": "5d+"}, "task='5d+' is not valid"),
+        ({"reference": "missing.pt"}, "reference='missing.pt' is not valid"),
+        ({"loss_agg": "sum"}, "loss_agg='sum' is not valid: choose one of seq_mean, token_mean, token_sum_norm"),
+        ({"micro_batch_size": -1}, "micro_batch_size=-1 is not valid"),
+        ({"temperature": 0.0}, "temperature=0.0 is not valid"),
+        ({"reward": "fuzzy"}, "reward='fuzzy' is not valid"),
+        ({"clip_eps": 0.0}, "clip_eps=0.0 is not valid"),
+        ({"prompts_per_step": 1}, "prompts_per_step=1 is not valid: must be at least 2 when probe_every > 0"),
+        ({"reward_noise": float("nan")}, "reward_noise=nan is not valid"),
+        ({"device": "tpu"}, "device='tpu' is not valid"),
+    ],
+)
+def test_bad_config_gives_one_line_naming_the_knob(overrides, message):
+    with pytest.raises(ValueError) as error:
+        TrainConfig(**overrides).validate()
+    assert message in str(error.value)
+    assert "\n" not in str(error.value)
+
+
+@pytest.mark.parametrize("baseline", ["none", "ema", "critic"])
+def test_group_of_one_is_allowed_without_a_group_baseline(baseline):
+    TrainConfig(baseline=baseline, group_size=1).validate()
+
+
+def test_same_seed_same_history_and_different_seed_differs():
+    first = train(TrainConfig(**SHORT, seed=3))
+    second = train(TrainConfig(**SHORT, seed=3))
+    other = train(TrainConfig(**SHORT, seed=4))
+    assert without_time(first.history) == without_time(second.history)
+    assert without_time(first.history) != without_time(other.history)
+
+
+def test_history_has_the_documented_metrics():
+    result = train(TrainConfig(**SHORT, kl_coef=0.04, inner_epochs=2))
+    assert result.status == "finished" and [r["step"] for r in result.history] == [0, 1, 2, 3, 4]
+    step_two = result.history[2]
+    for key in ("step", "samples", "reward", "reward_std", "frac_reward_zero_std", "adv_abs_max", "grad_norm",
+                "grad_var", "grad_snr", "kl", "entropy", "clip_ratio", "eval_accuracy", "wall_time"):
+        assert key in step_two, key
+    assert step_two["samples"] == 2 * 4 * 4
+    assert step_two["kl"] >= 0 and 0 <= step_two["clip_ratio"] <= 1 and step_two["grad_var"] > 0
+    assert result.final["initial_eval_accuracy"] == result.history[0]["eval_accuracy"]
+    assert set(result.to_json()) == {"config", "history", "final"}
+
+
+def test_on_step_and_stop_event():
+    stop = threading.Event()
+    seen = []
+
+    def on_step(record):
+        seen.append(record["step"])
+        if record["step"] == 2:
+            stop.set()
+
+    result = train(TrainConfig(**{**SHORT, "steps": 50}), on_step=on_step, stop=stop)
+    assert result.status == "stopped" and result.stopped
+    assert seen == [0, 1, 2] and len(result.history) == 3
+    assert "stopped by the user after 2 of 50 steps" in result.message
+
+
+def test_zero_eps_with_all_equal_groups_stops_with_an_explanation():
+    # the weak reference gets almost everything wrong, so whole groups have reward 0 and std 0
+    result = train(TrainConfig(**SHORT, reference="weak", std_eps=0.0))
+    assert result.status == "failed"
+    assert "all-equal rewards and std_eps is 0, so their z-scored advantage is 0/0" in result.message
+    for record in result.history:
+        assert all(v == v for v in record.values() if isinstance(v, float)), "no NaN reaches the history"
+
+
+def test_zero_std_filter_drops_all_equal_groups():
+    result = train(TrainConfig(**SHORT, reference="weak", std_eps=0.0, skip_zero_std_groups=True))
+    assert result.status == "finished"
+    for record in result.history[1:]:
+        assert record["groups_used"] == round(4 * (1 - record["frac_reward_zero_std"]))
+
+
+@pytest.mark.parametrize("loss_agg", ["seq_mean", "token_mean", "token_sum_norm"])
+@pytest.mark.parametrize("baseline", ["zscore", "critic"])
+def test_gradient_accumulation_gives_the_full_batch_gradient(loss_agg, baseline):
+    policy = load_reference_policy("default").train()
+    config = TrainConfig(loss_agg=loss_agg, kl_coef=0.1, baseline=baseline)
+    prompts = ProblemSampler(Task.parse("2d+"), 0).sample(24).prompts
+    answers, mask = sample(policy, prompts, 4, 1.0, torch.Generator().manual_seed(0))
+    advantages = torch.randn(24, 1) * mask if baseline == "zscore" else torch.randn(24, 4) * mask
+    with torch.no_grad():
+        ref_logprobs = torch.log_softmax(torch.randn(24, 4, 16), -1)[..., 0]
+    tensors = (prompts, answers, mask, None, ref_logprobs, advantages)
+
+    def gradient(micro_batch_size):
+        policy.zero_grad(set_to_none=True)
+        config.micro_batch_size = micro_batch_size
+        loss, _ = accumulate_gradients(policy, tensors, config, max_len=4)
+        return loss, torch.cat([p.grad.reshape(-1) for p in policy.parameters()])
+
+    full_loss, full = gradient(0)
+    for micro in (1, 5, 8):
+        loss, accumulated = gradient(micro)
+        assert abs(loss - full_loss) < 1e-5
+        assert (accumulated - full).abs().max() < 1e-5
+
+
+def test_every_baseline_runs():
+    for baseline in ("none", "mean", "zscore", "rloo", "ema", "critic"):
+        result = train(TrainConfig(**{**SHORT, "steps": 2}, baseline=baseline))
+        assert result.status == "finished", (baseline, result.message)
+    critic = train(TrainConfig(**{**SHORT, "steps": 2, "group_size": 1, "probe_every": 0}, baseline="critic"))
+    assert "explained_variance" in critic.history[1] and "value_loss" in critic.history[1]
+    assert "frac_reward_zero_std" not in critic.history[1]  # a group of one has no spread to measure
