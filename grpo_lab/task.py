@@ -98,19 +98,29 @@ def decode(token_ids) -> str:
     return "".join(chars)
 
 
+def is_hard(a: int, op: str, b: int) -> bool:
+    """The course's 'hard' problems: the units digits carry (+), borrow (-) or overflow (*) into the
+    next digit. Used for per-prompt reward scales and for accuracy by difficulty (experiments.py)."""
+    x, y = a % 10, b % 10
+    return {"+": x + y >= 10, "-": x < y, "*": x * y >= 10}[op]
+
+
 @dataclass
 class ProblemBatch:
-    """A batch of problems. prompts: [N, prompt_length] token ids; answers: N strings."""
+    """A batch of problems. prompts: [N, prompt_length] token ids; answers: N strings;
+    hard: [N] bool, ``is_hard`` of each problem."""
 
     prompts: torch.Tensor
     answers: list[str]
     texts: list[str]
+    hard: torch.Tensor
 
 
 def make_batch(task: Task, problems: list[tuple[int, str, int]]) -> ProblemBatch:
     texts = [task.prompt(a, op, b) for a, op, b in problems]
     prompts = torch.tensor([encode(text) for text in texts], dtype=torch.long)
-    return ProblemBatch(prompts, [solve(a, op, b) for a, op, b in problems], texts)
+    hard = torch.tensor([is_hard(*problem) for problem in problems], dtype=torch.bool)
+    return ProblemBatch(prompts, [solve(a, op, b) for a, op, b in problems], texts, hard)
 
 
 class ProblemSampler:
