@@ -18,7 +18,7 @@ $(VENV)/.installed-lab: $(BIN)/python pyproject.toml
 	touch $@
 
 $(VENV)/.installed-dev: $(VENV)/.installed-lab
-	$(BIN)/pip install -e ".[lab,dev]"
+	$(BIN)/pip install "torch==2.13.0" -e ".[lab,dev,trl]"
 	touch $@
 
 install: $(VENV)/.installed-lab
@@ -33,8 +33,12 @@ voila: install
 test: install-dev
 	$(BIN)/python -m pytest
 
+# executed copies of the notebooks for reading offline (teaching mode; FAST=1 for fast mode)
+html: install-dev
+	$(BIN)/python scripts/render_html.py $(if $(FAST),--fast,)
+
 lint: install-dev
-	$(BIN)/ruff check grpo_lab tests benchmarks
+	$(BIN)/ruff check grpo_lab tests benchmarks scripts notebooks/solutions
 
 benchmarks: install-dev
 	$(BIN)/python benchmarks/run_all.py
