@@ -1,4 +1,4 @@
-"""``python -m grpo_lab train | pretrain``: the headless route, used by CI and the benchmarks.
+"""``python -m grpo_lab train | sweep | pretrain``: the headless route, used by CI and the benchmarks.
 
 The flags of ``train`` are TrainConfig's fields with '-' for '_' (the dataclass *is* the
 command line). A bad value prints one line naming the flag and the allowed range, and exits 2.
@@ -66,6 +66,14 @@ def build_parser() -> argparse.ArgumentParser:
     train_parser.add_argument("--out", type=Path, help="write {config, history, final} as JSON here")
     train_parser.add_argument("--plot", type=Path, help="write the reward / variance / zero-std figure here (PNG)")
     train_parser.add_argument("--quiet", action="store_true", help="no progress bar")
+    sweep_parser = commands.add_parser("sweep", help="run a named experiment over seeds; write data/results/NAME.json and .png")
+    sweep_parser.add_argument("name", metavar="NAME", help="an experiment (see grpo_lab/experiments/catalog.py), 'all', or 'claims' (rebuild claims.md)")
+    sweep_parser.add_argument("--seeds", type=int, default=None, help="seeds per cell (default: the experiment's own)")
+    sweep_parser.add_argument("--fast", action="store_true", help="the small version (CI); results go to data/results/fast/")
+    sweep_parser.add_argument("--workers", type=int, default=2, help="worker processes (default 2)")
+    sweep_parser.add_argument("--out", type=Path, default=None, help="write the results here instead of data/results/")
+    sweep_parser.add_argument("--quiet", action="store_true", help="no progress bar")
+    sweep_parser.add_argument("--replot", action="store_true", help="redraw the figure(s) from the saved result(s) instead of running")
     pretrain_parser = commands.add_parser("pretrain", help="regenerate data/: the eval sets and the reference policies")
     pretrain_parser.add_argument("--only", choices=("default", "weak"), help="regenerate one reference policy only")
     return parser
@@ -104,6 +112,31 @@ def run_train(args: argparse.Namespace) -> int:
     return 0 if result.status != "failed" else 1
 
 
+def run_sweep(args: argparse.Namespace) -> int:
+    from .experiments import EXPERIMENTS, experiment_figure, load_result, result_path, run_experiment, write_claims, write_result
+    from .experiments.runner import check_options
+    from .plots import save_figure
+
+    if args.name not in (*EXPERIMENTS, "all", "claims"):
+        raise UsageError(f"NAME={args.name!r} is not valid: choose one of {', '.join(EXPERIMENTS)}, all, claims")
+    names = list(EXPERIMENTS) if args.name == "all" else [] if args.name == "claims" else [args.name]
+    try:
+        check_options(names[0] if names else "variance", args.seeds, args.workers)
+    except ValueError as error:
+        raise UsageError(as_flag_message(str(error))) from None
+    for name in names:
+        if args.replot:
+            result, path = load_result(name, args.fast, args.out), result_path(name, args.fast, args.out)
+        else:
+            result = run_experiment(name, args.seeds, args.fast, args.workers, progress=not args.quiet)
+            path = write_result(name, result, args.out)
+        figure_path = save_figure(experiment_figure(name, result), path.with_suffix(".png"), dpi=90)
+        print(f"{name}: {len(result['cells'])} cells x {result['seeds']} seeds in {result['wall_time_s']:.0f} s -> {path}, {figure_path}")
+    if args.name in ("all", "claims"):
+        print(f"claims: {write_claims(directory=args.out, fast=args.fast)}")
+    return 0
+
+
 def run_pretrain(args: argparse.Namespace) -> int:
     from .pretrain import RECIPES, write_reference
     from .task import MAX_DIGITS, OPERATIONS, Task, write_eval_set
@@ -123,7 +156,7 @@ def run_pretrain(args: argparse.Namespace) -> int:
 def main(argv: list[str] | None = None) -> int:
     try:
         args = build_parser().parse_args(argv)
-        return {"train": run_train, "pretrain": run_pretrain}[args.command](args)
+        return {"train": run_train, "sweep": run_sweep, "pretrain": run_pretrain}[args.command](args)
     except UsageError as error:
         print(f"error: {error}", file=sys.stderr)
         return USAGE_ERROR

@@ -164,7 +164,7 @@ def greedy_correct(policy: TinyTransformer, task: Task, device: torch.device) ->
     """Whether the policy answers each of the task's held-out problems exactly, decoding greedily: [N] bool."""
     batch = eval_batch(task)
     answers, _ = sample(policy, batch.prompts.to(device), task.max_answer_length, temperature=0)
-    return torch.tensor([decode(row) == answer for row, answer in zip(answers.cpu(), batch.answers)])
+    return torch.tensor([decode(row) == answer for row, answer in zip(answers.cpu().tolist(), batch.answers)])
 
 
 def greedy_accuracy(policy: TinyTransformer, task: Task, device: torch.device) -> float:
@@ -298,7 +298,7 @@ def train_step(config, task, policy, reference, value_model, optimizer, value_op
     policy.eval()
     answers, mask = sample(policy, prompts, max_len, config.temperature, sampling_generator)  # [B, La]
     policy.train()
-    responses = [decode(row) for row in answers.cpu()]
+    responses = [decode(row) for row in answers.cpu().tolist()]
     flat_rewards, correct = reward_model(responses, answers_text)
     if config.hard_reward_scale != 1.0:
         flat_rewards = torch.where(batch.hard.repeat_interleave(G), flat_rewards * config.hard_reward_scale, flat_rewards)

@@ -1,0 +1,24 @@
+"""Experiments: every claim of the interview card, measured over seeds (issue 4).
+
+``python -m grpo_lab sweep NAME [--seeds N] [--fast]`` runs one of ``EXPERIMENTS`` in worker
+processes and writes data/results/NAME.json and NAME.png; ``sweep claims`` rebuilds claims.md.
+
+    from grpo_lab.experiments import run_experiment, load_result, experiment_figure
+    result = load_result("group-size")              # the cached full run
+    fast = run_experiment("group-size", fast=True)  # or re-run it, small
+    experiment_figure("group-size", result)
+
+catalog.py: what each experiment varies; measures.py: what one (cell, seed) measures;
+runner.py: processes and files; stats.py: summaries over seeds; figures.py: one figure per experiment; claims.py: the
+card's claims, the numbers that test them and a verdict.
+"""
+
+from .catalog import EXPERIMENTS, TARGET_ACCURACY, Experiment
+from .claims import CLAIMS, claims_markdown, write_claims
+from .figures import experiment_figure
+from .runner import RESULTS_DIR, check_result, load_result, result_path, run_cell, run_experiment, write_result
+from .stats import compare, summarize
+
+__all__ = ["CLAIMS", "EXPERIMENTS", "RESULTS_DIR", "TARGET_ACCURACY", "Experiment", "check_result", "claims_markdown", "compare",
+           "experiment_figure", "load_result", "result_path", "run_cell", "run_experiment", "summarize", "write_claims",
+           "write_result"]

@@ -1,0 +1,677 @@
+"""The card's claims, the experiment that tests each, the measured numbers and a verdict.
+
+Every number in claims.md is read from a result file here, and every verdict is decided by a rule
+on those numbers (written next to each claim), so the table is regenerated, never edited:
+``python -m grpo_lab sweep claims``. A difference counts only when it exceeds twice its standard
+error over seeds (``compare``); otherwise the two are "within noise" of each other.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from .catalog import EMA_LABEL, EXPERIMENTS, GRPO_LABEL, PPO_GROUPS_LABEL, PPO_LABEL, PPO_SMALL_LABEL, TARGET_ACCURACY
+from .runner import RESULTS_DIR, load_result
+from .stats import compare
+
+HOLDS, PARTLY, FAILS, UNTESTED = "holds here", "partly", "does not hold here", "not tested"
+
+
+@dataclass
+class Finding:
+    evidence: str  # the numbers, in markdown
+    verdict: str  # HOLDS, PARTLY, FAILS or UNTESTED
+    explanation: str  # what the numbers mean, in plain words
+
+
+@dataclass(frozen=True)
+class Claim:
+    """source: where on the card (or in the literature); card: its words; claim: in English;
+    evaluate(results) -> Finding, or None with ``reason`` for a claim no experiment can test."""
+
+    key: str
+    source: str
+    card: str
+    claim: str
+    experiments: tuple[str, ...]
+    evaluate: Callable[[dict], Finding] | None = None
+    reason: str = ""
+
+
+# --- reading numbers --------------------------------------------------------------------------------
+
+def stat(results: dict, name: str, label: str, metric: str) -> dict:
+    """{mean, std, n} of one metric of one cell (n = 0 when absent)."""
+    for cell in results[name]["cells"]:
+        if cell["label"] == label:
+            return cell["summary"].get(metric) or {"mean": None, "std": None, "n": 0}
+    raise KeyError(f"{name}: no cell labelled {label!r}")
+
+
+def fmt(s: dict, digits: int = 3, percent: bool = False) -> str:
+    """'0.752 ± 0.012 (n=5)'; 'n/a' when no seed has a value."""
+    if s["mean"] is None:
+        return "n/a (no seed)"
+    if percent:
+        return f"{100 * s['mean']:.1f}% ± {100 * s['std']:.1f} (n={s['n']})"
+    if abs(s["mean"]) >= 100:  # counts of responses or steps
+        return f"{s['mean']:.0f} ± {s['std']:.0f} (n={s['n']})"
+    return f"{s['mean']:.{digits}g} ± {s['std']:.{digits - 1 if digits > 1 else 1}g} (n={s['n']})"
+
+
+def worded(direction: str, higher: str = "higher", lower: str = "lower", same: str = "within noise of") -> str:
+    return {"higher": higher, "lower": lower, "same": same}[direction]
+
+
+ACC = "late_eval_accuracy"  # mean held-out accuracy over the last 20% of the steps
+SMALL_EFFECT = 0.01  # accuracy differences below one point are treated as no difference
+
+
+# --- the claims ---------------------------------------------------------------------------------------
+
+def offset_removed(r: dict) -> Finding:
+    name = "offset-and-scale"
+    offsets = sorted({c["axes"]["reward_offset"] for c in r[name]["cells"]})
+    largest = offsets[-1]
+    acc = {(b, o): stat(r, name, f"{b}, offset {o:g}", ACC) for b in ("none", "mean", "zscore") for o in offsets}
+    invariant = all(compare(acc[(b, largest)], acc[(b, 0.0)], SMALL_EFFECT) == "same" for b in ("mean", "zscore"))
+    none_hurt = compare(acc[("none", largest)], acc[("none", 0.0)], SMALL_EFFECT) == "lower"
+    evidence = "; ".join(f"{b}: " + ", ".join(f"offset {o:g} → {fmt(acc[(b, o)])}" for o in offsets) for b in ("none", "mean", "zscore"))
+    verdict = HOLDS if invariant and none_hurt else PARTLY if invariant else FAILS
+    none_fine = compare(acc[("none", 0.0)], acc[("mean", 0.0)], SMALL_EFFECT) == "same"
+    explanation = (f"Late held-out accuracy. With the group mean subtracted (mean, zscore) the advantage does not see the offset at all, "
+                   f"so the runs with offset {largest:g} are {'the same as' if invariant else 'NOT the same as'} without it. "
+                   f"Without a baseline (none) the offset {'costs accuracy' if none_hurt else 'did not cost accuracy here'}: every sampled answer is "
+                   "pushed up, the right ones only slightly more."
+                   + (" With 0/1 rewards and no offset, 'none' is as good as 'mean' here (wrong answers have reward 0 and add no "
+                      "noise): the baseline matters once rewards are shifted." if none_fine else ""))
+    return Finding(evidence, verdict, explanation)
+
+
+def scales_unified(r: dict) -> Finding:
+    name = "offset-and-scale"
+    hard = {(b, s): stat(r, name, f"{b}, offset 0" if s == 1 else f"{b}, hard x0.1", "hard_eval_accuracy") for b in ("mean", "zscore", "none")
+            for s in (1, 0.1)}
+    z_same = compare(hard[("zscore", 0.1)], hard[("zscore", 1)], SMALL_EFFECT) == "same"
+    mean_hurt = compare(hard[("mean", 0.1)], hard[("mean", 1)], SMALL_EFFECT) == "lower"
+    evidence = "hard-problem accuracy, rewards of hard problems x1 → x0.1: " + "; ".join(
+        f"{b}: {fmt(hard[(b, 1)])} → {fmt(hard[(b, 0.1)])}" for b in ("none", "mean", "zscore"))
+    verdict = HOLDS if z_same and mean_hurt else PARTLY if z_same else FAILS
+    plain_same = compare(stat(r, name, "zscore, offset 0", ACC), stat(r, name, "mean, offset 0", ACC), SMALL_EFFECT) == "same"
+    explanation = ("When the reward model scores hard (carry) problems on a 10x smaller scale, mean-centring keeps that 10x in their "
+                   f"advantages and hard-problem accuracy {'drops' if mean_hurt else 'did not drop beyond noise'}; z-scoring divides it out "
+                   f"({'no change beyond noise' if z_same else 'yet it changed'})."
+                   + (" Without such scale differences zscore and mean end within noise of each other (row 'mean-only'): this is where "
+                      "dividing by σ pays." if plain_same and mean_hurt else ""))
+    return Finding(evidence, verdict, explanation)
+
+
+def zscore_lowers_variance(r: dict) -> Finding:
+    name = "variance"
+    cells = r[name]["cells"]
+    policies = list(dict.fromkeys(c["axes"]["policy"] for c in cells))
+    sizes = sorted({c["axes"]["group_size"] for c in cells if c["axes"]["group_size"] >= 4})
+    tally = {"higher": 0, "lower": 0, "same": 0}
+    parts = []
+    for policy in policies:
+        for G in sizes:
+            label = f"{policy}, G={G}"
+            z, m = stat(r, name, label, "snr.zscore"), stat(r, name, label, "snr.mean")
+            tally[compare(z, m)] += 1
+        G = 8 if 8 in sizes else sizes[0]
+        label = f"{policy}, G={G}"
+        parts.append(f"{policy}, G={G}: SNR zscore {fmt(stat(r, name, label, 'snr.zscore'))} vs mean {fmt(stat(r, name, label, 'snr.mean'))}; "
+                     f"raw grad_var zscore {fmt(stat(r, name, label, 'grad_var.zscore'))} vs mean {fmt(stat(r, name, label, 'grad_var.mean'))}")
+    evidence = "; ".join(parts) + f". Over {sum(tally.values())} (policy, G ≥ 4) cells, zscore's SNR was higher in {tally['higher']}, " \
+        f"lower in {tally['lower']}, within noise in {tally['same']}."
+    verdict = HOLDS if tally["higher"] > sum(tally.values()) / 2 else FAILS if tally["higher"] == 0 else PARTLY
+    explanation = ("Raw variance is the wrong yardstick: z-scored advantages have unit scale, so their gradient variance is larger simply "
+                   "because the gradient is larger (see grad_var). The scale-free measures are the signal-to-noise ratio and the cosine to "
+                   "the true gradient. On those, dividing by σ " + ("helps in most cells." if verdict == HOLDS else
+                   "does not reliably help here: it re-weights prompts (next rows) rather than removing noise.") +
+                   " With 0/1 rewards at G=2, mean, rloo and zscore give the same gradient direction (only its length differs).")
+    return Finding(evidence, verdict, explanation)
+
+
+def critic_costs(r: dict) -> Finding:
+    name = "grpo-vs-ppo"
+    critic = stat(r, name, PPO_GROUPS_LABEL, "critic_parameters")
+    policy = stat(r, name, GRPO_LABEL, "policy_parameters")
+    grpo_time, ppo_time = stat(r, name, GRPO_LABEL, "time_per_step_s"), stat(r, name, PPO_GROUPS_LABEL, "time_per_step_s")
+    slower = compare(ppo_time, grpo_time) == "higher"
+    evidence = (f"critic: {critic['mean']:.0f} parameters beside a policy of {policy['mean']:.0f}; time per step on the same batches "
+                f"(G=8, 16 prompts): GRPO {fmt(grpo_time)} s, PPO {fmt(ppo_time)} s")
+    explanation = ("The critic is a second network of the policy's size (ours: a copy of the reference with a scalar head) with its own "
+                   "optimiser and loss; the group baseline has no parameters and costs nothing to compute. In wall time, on the same "
+                   f"batches, the critic made a step {'slower' if slower else 'no slower beyond noise (this toy is dominated by sampling and evaluation, and the machine was shared)'}.")
+    return Finding(evidence, HOLDS if critic["mean"] > 0.5 * policy["mean"] else PARTLY, explanation)
+
+
+def group_size_needed(r: dict) -> Finding:
+    name = "group-size"
+    at = {G: stat(r, name, f"equal samples, G={G}", ACC) for G in (2, 4, 8)}
+    to = {G: stat(r, name, f"equal samples, G={G}", "samples_to_target") for G in (2, 4, 8)}
+    worse = [G for G in (2, 4) if compare(at[G], at[8], SMALL_EFFECT) == "lower"]
+    better = [G for G in (2, 4) if compare(at[G], at[8], SMALL_EFFECT) == "higher"]
+    evidence = f"equal samples ({r[name]['cells'][-1]['config']['train']['group_size'] * r[name]['cells'][-1]['config']['train']['prompts_per_step']} " \
+        "responses per step), late accuracy: " + ", ".join(f"G={G} {fmt(at[G])}" for G in at) + \
+        f"; responses to reach {TARGET_ACCURACY:.0%}: " + ", ".join(f"G={G} {fmt(to[G])}" for G in to)
+    verdict = HOLDS if len(worse) == 2 else PARTLY if worse else FAILS
+    explanation = ("At the same number of sampled responses, small groups with more prompts were "
+                   + ("worse than G=8, as the card says." if verdict == HOLDS else
+                      f"not worse than G=8 (G={', '.join(map(str, better))} even better)." if better else
+                      "partly worse: " + ", ".join(f"G={G}" for G in worse) + " fell behind G=8." if worse else "within noise of G=8.")
+                   + saturation_note(r))
+    return Finding(evidence, verdict, explanation)
+
+
+def saturation_note(r: dict) -> str:
+    """At a fixed number of prompts, does a bigger group stop improving the gradient? (variance)"""
+    sizes = sorted({c["axes"]["group_size"] for c in r["variance"]["cells"]}) if "variance" in r else []
+    if len(sizes) < 3:
+        return ""
+    middle, largest = stat(r, "variance", f"reference, G={sizes[-3]}", "snr.zscore"), stat(r, "variance", f"reference, G={sizes[-1]}", "snr.zscore")
+    if compare(largest, middle) == "higher":
+        return ""
+    return (f" Why: at the reference policy the SNR of a 16-prompt batch stops growing with G (G={sizes[-3]}: {fmt(middle)}, "
+            f"G={sizes[-1]}: {fmt(largest)}): beyond that, its noise comes from which prompts were drawn, which only more prompts reduce.")
+
+
+def small_groups_noisier(r: dict) -> Finding:
+    gs, var = "group-size", "variance"
+    steps = {G: stat(r, gs, f"equal prompts, G={G}", "steps_to_target") for G in (2, 4, 8)}
+    samples = {G: stat(r, gs, f"equal samples, G={G}", "samples_to_target") for G in (2, 4, 8)}
+    snr1k = {G: stat(r, var, f"reference, G={G}", "snr_per_1k_responses.zscore") for G in (2, 4, 8)}
+    cos = {G: stat(r, var, f"reference, G={G}", "cos_step.zscore") for G in (2, 4, 8)}
+    reached = {G: stat(r, gs, f"equal prompts, G={G}", "reached_target") for G in (2, 4, 8)}
+    slower_per_step = any(reached[G]["mean"] is not None and reached[G]["mean"] < 1 for G in (2, 4)) or \
+        any(compare(steps[G], steps[8]) == "higher" for G in (2, 4))
+    slower_sizes = [G for G in (2, 4) if compare(samples[G], samples[8]) == "higher"]
+    slower_per_sample = bool(slower_sizes)
+    evidence = ("equal prompts, steps to reach the target: " + ", ".join(
+        f"G={G} {fmt(steps[G])} ({round(reached[G]['mean'] * reached[G]['n'])} of {reached[G]['n']} seeds reached it)" for G in steps)
+                + "; equal samples, responses to reach it: " + ", ".join(f"G={G} {fmt(samples[G])}" for G in samples)
+                + "; at the reference policy, zscore gradient SNR per 1000 responses: " + ", ".join(f"G={G} {fmt(snr1k[G])}" for G in snr1k)
+                + "; cosine of one batch (16 prompts) to the true gradient: " + ", ".join(f"G={G} {fmt(cos[G])}" for G in cos))
+    tied = stat(r, gs, "equal prompts, G=2", "frac_reward_zero_std")
+    evidence += f"; share of G=2 groups with all-equal rewards {fmt(tied, percent=True)}"
+    verdict = HOLDS if slower_per_step and slower_per_sample else PARTLY if slower_per_step else FAILS
+    explanation = ("Per step (same prompts), G=2-4 gives fewer samples and "
+                   + ("learns more slowly" if slower_per_step else "still learns as fast") +
+                   "; per sample (same responses), " + (f"G={' and '.join(map(str, slower_sizes))} reaches the target later than G=8 "
+                                                        "(row 5 compares where they end)" if slower_per_sample else "it is not slower") +
+                   ". With 0/1 rewards a G=2 group is either tied (advantage 0, no signal and no noise) or split (advantages ±0.71, "
+                   "a clean pairwise comparison): its advantages are not 'dominated by noise', they are often simply zero (the share above).")
+    return Finding(evidence, verdict, explanation)
+
+
+def g4_oscillates(r: dict) -> Finding:
+    name = "group-size"
+    parts, worse, noisier = [], [], []
+    for regime in ("equal prompts", "equal samples"):
+        d4, d16 = stat(r, name, f"{regime}, G=4", "eval_max_drawdown"), stat(r, name, f"{regime}, G=16", "eval_max_drawdown")
+        n4, n16 = stat(r, name, f"{regime}, G=4", "reward_step_noise"), stat(r, name, f"{regime}, G=16", "reward_step_noise")
+        parts.append(f"{regime}: largest accuracy fall G=4 {fmt(d4)} vs G=16 {fmt(d16)}; train-reward step-to-step noise G=4 {fmt(n4)} vs G=16 {fmt(n16)}")
+        if compare(d4, d16) == "higher":
+            worse.append(regime)
+        if compare(n4, n16) == "higher":
+            noisier.append(regime)
+    verdict = HOLDS if len(worse) == 2 else PARTLY if worse else FAILS
+    explanation = ("The held-out accuracy of G=4 runs " + ("falls back more than G=16's in " + " and ".join(worse) if worse else
+                   "does not fall back more than G=16's") + ". The logged train reward of G=4 jumps more from step to step "
+                   + (f"only at {' and '.join(noisier)}" if noisier else "in neither regime")
+                   + ("; at equal prompts each step of G=4 scores 4x fewer responses, so its average is noisier even when the policy "
+                      "is steady" if "equal prompts" in noisier else "")
+                   + ". A 7B model may oscillate for reasons a 100k-parameter toy cannot show.")
+    return Finding(evidence="; ".join(parts), verdict=verdict, explanation=explanation)
+
+
+def sigma_explodes(r: dict) -> Finding:
+    name = "sigma-to-zero"
+    cells = [c for c in r[name]["cells"] if c["summary"].get("adv_abs_max", {}).get("mean") is not None]
+    top = max(cells, key=lambda c: c["summary"]["adv_abs_max"]["mean"])
+    largest = top["summary"]["adv_abs_max"]["mean"]
+    G = r[name]["train_defaults"]["group_size"]
+    bound = (G - 1) / math.sqrt(G)
+    above = [c["label"] for c in cells if c["summary"]["adv_abs_max"]["mean"] > bound * 1.001]
+    failed_exact = stat(r, name, "exact, eps=0, add", "failed")
+    share_small = stat(r, name, "noisy, eps=0, add", "probe_no_signal_share")
+    share_large = stat(r, name, "noisy, eps=0.1, add", "probe_no_signal_share")
+    exploded = largest is not None and largest > 10 * bound
+    nan = (failed_exact["mean"] or 0) > 0
+    amplified = share_small["mean"] is not None and share_large["mean"] is not None and share_small["mean"] > 10 * share_large["mean"]
+    evidence = (f"largest |advantage| in any run: {largest:.3g}, in '{top['label']}' (the z-score's bound (G-1)/√G = {bound:.3g} for G={G}; "
+                f"runs above it: {'; '.join(repr(label) for label in above) if above else 'none'}); exact rewards, "
+                f"eps=0: {fmt(failed_exact, percent=True)} of runs stopped on 0/0; noisy rewards (σ_noise={r[name]['cells'][-1]['config']['train'].get('reward_noise', 0):g}): "
+                f"share of |advantage| on groups with no right/wrong spread {fmt(share_small)} at eps=0 vs {fmt(share_large)} at eps=0.1")
+    verdict = HOLDS if exploded else PARTLY if nan or amplified else FAILS
+    explanation = ("In exact arithmetic a z-score of G numbers is bounded by (G-1)/√G whatever σ is, so advantages cannot explode in size. "
+                   + ("The runs above the bound come from float32 rounding: groups of identical partial-credit rewards "
+                      "(e.g. all 2/3) whose computed mean is one rounding step (~6e-8) off, while their std comes out 0, get "
+                      "6e-8 / eps: with eps=1e-8, below float32's resolution, that is about 6. " if above else "")
+                   + "What does happen: identical rewards give σ=0 and 0/0 = NaN when eps=0 (the run stops, with a message), and "
+                   "near-identical rewards (a noisy reward model) get their noise blown up to unit scale, so groups with nothing to learn "
+                   "pull as hard as real ones.")
+    return Finding(evidence, verdict, explanation)
+
+
+def epsilon_fixes(r: dict) -> Finding:
+    name = "sigma-to-zero"
+    epsilons = sorted({c["axes"]["std_eps"] for c in r[name]["cells"] if c["axes"]["std_eps"] > 0})
+    tiny, big = epsilons[0], epsilons[-1]
+    failed_tiny = stat(r, name, f"exact, eps={tiny:g}, add", "failed")
+    shares = {(e, m): stat(r, name, f"noisy, eps={e:g}, {m}", "probe_no_signal_share") for e in (tiny, big) for m in ("add", "clamp")}
+    share_zero = stat(r, name, "noisy, eps=0, add", "probe_no_signal_share")
+    acc = {e: stat(r, name, f"noisy, eps={e:g}, add", ACC) for e in (tiny, big)}
+    exact_acc = stat(r, name, f"exact, eps={tiny:g}, add", ACC)
+    fixes_nan = failed_tiny["mean"] == 0
+    stops_noise = shares[(tiny, "add")]["mean"] is not None and share_zero["mean"] and shares[(tiny, "add")]["mean"] < 0.5 * share_zero["mean"]
+    evidence = (f"exact rewards, eps={tiny:g}: {fmt(failed_tiny, percent=True)} of runs failed; noisy rewards, share of |advantage| on "
+                "no-signal groups: " + ", ".join(f"eps={e:g} {m} {fmt(shares[(e, m)])}" for (e, m) in shares) +
+                f"; late accuracy with noisy rewards eps={tiny:g} {fmt(acc[tiny])}, eps={big:g} {fmt(acc[big])} (exact rewards {fmt(exact_acc)})")
+    verdict = HOLDS if fixes_nan and stops_noise else PARTLY if fixes_nan else FAILS
+    damped = shares[(big, "add")]["mean"] is not None and share_zero["mean"] and shares[(big, "add")]["mean"] < 0.5 * share_zero["mean"]
+    cost = compare(acc[tiny], acc[big], SMALL_EFFECT)
+    explanation = (f"Any eps > 0 (even {tiny:g}) {'removes' if fixes_nan else 'does NOT remove'} the 0/0: a group of identical rewards gets "
+                   f"advantage exactly 0. An eps far below the reward noise {'still lets the noise through' if not stops_noise else 'already damps the noise'}"
+                   + (f"; eps={big:g}, comparable to the noise, damps it" if damped else "") +
+                   ". max(σ, eps) and σ + eps differ only when σ is close to eps. In accuracy, the amplified noise costs "
+                   + ("nothing measurable here (the noisy groups' pull averages out over a batch)." if cost == "same" else
+                      "accuracy here." if cost == "lower" else "nothing; the tiny eps did better here."))
+    return Finding(evidence, verdict, explanation)
+
+
+def blowup_and_accumulation(r: dict) -> Finding:
+    name = "batch-blowup"
+    cells = [c for c in r[name]["cells"] if c["axes"]["micro_batch_size"] == 0]
+    smallest = min(cells, key=lambda c: c["summary"]["responses_per_step"]["mean"])
+    largest = max(cells, key=lambda c: c["summary"]["responses_per_step"]["mean"])
+    ratio_responses = largest["summary"]["responses_per_step"]["mean"] / smallest["summary"]["responses_per_step"]["mean"]
+    ratio_memory = largest["summary"]["saved_activations_mb"]["mean"] / smallest["summary"]["saved_activations_mb"]["mean"]
+    checks = r[name]["derived"]["micro_batch_checks"]
+    same_gradient = all(check["max_rel_grad_norm_diff"] < 1e-4 for check in checks)
+    smallest_micro = min(checks, key=lambda check: check["activation_ratio"])
+    evidence = (f"{smallest['label']} → {largest['label']}: {ratio_responses:.0f}x the responses, {ratio_memory:.0f}x the activation memory "
+                f"({smallest['summary']['saved_activations_mb']['mean']:.3g} → {largest['summary']['saved_activations_mb']['mean']:.3g} MB), "
+                f"time per step {fmt(smallest['summary']['time_per_step_s'])} → {fmt(largest['summary']['time_per_step_s'])} s; "
+                f"micro-batching: step-1 gradient norm differs by at most {max(c['max_rel_grad_norm_diff'] for c in checks):.1e} (relative), "
+                f"{smallest_micro['label']} keeps {smallest_micro['activation_ratio']:.1%} of the activations at {smallest_micro['time_ratio']:.2f}x the time")
+    linear = ratio_memory > 0.5 * ratio_responses
+    verdict = HOLDS if linear and same_gradient and smallest_micro["activation_ratio"] < 0.5 else PARTLY
+    explanation = ("A step's batch is prompts x G responses, and the memory autograd keeps for the backward pass grows in proportion. "
+                   "Gradient accumulation over micro-batches gives the same gradient (the loss normalisers are the whole batch's) with "
+                   "memory bounded by the micro-batch. The process's peak resident memory also includes torch itself "
+                   f"({fmt(smallest['summary']['peak_rss_mb'])} MB at the smallest batch).")
+    return Finding(evidence, verdict, explanation)
+
+
+def tradeoff_crossover(r: dict) -> Finding:
+    name = "grpo-vs-ppo"
+    derived = r[name]["derived"]
+    parts = [f"{label}: responses to {TARGET_ACCURACY:.0%} {fmt(stat(r, name, label, 'samples_to_target'))}, "
+             f"seconds {fmt(stat(r, name, label, 'time_to_target_s'))}" for label in (GRPO_LABEL, PPO_LABEL)]
+    crossover = derived.get("crossover_s_per_response")
+    zero, high = derived.get("cheaper_at_zero_cost"), derived.get("cheaper_at_high_cost")
+    late = compare(stat(r, name, PPO_LABEL, ACC), stat(r, name, GRPO_LABEL, ACC), SMALL_EFFECT)
+    parts.append(f"cheaper with free generation: {zero}; with expensive generation: {high}"
+                 + (f"; crossover at {crossover:.3g} s per response" if crossover else "")
+                 + f"; late accuracy at equal samples: PPO {fmt(stat(r, name, PPO_LABEL, ACC))} vs GRPO {fmt(stat(r, name, GRPO_LABEL, ACC))}")
+    if crossover:
+        verdict = HOLDS if zero == "GRPO" else PARTLY
+        explanation = (f"There is a crossover: below about {crossover:.2g} s of generation per response {zero} reaches the target cheaper, "
+                       f"above it {high} does, because it needs fewer responses. Real LLM responses cost 0.01-2 s each, so on this "
+                       "toy's numbers the crossover sits " + ("inside" if 1e-2 <= crossover <= 2 else "outside") + " that range.")
+    else:
+        verdict = PARTLY if high == "PPO" or late == "higher" else FAILS
+        explanation = ("No clear crossover in the cost to reach the target: "
+                       + (f"{high} needs fewer responses, " if high != "tie" else "neither needs clearly fewer responses, ")
+                       + (f"{zero} less compute. " if zero != "tie" else "and neither needs clearly less compute. ")
+                       + ("But at equal samples PPO ends with higher accuracy, the card's direction: the critic side is the more "
+                          "sample-efficient one (see the next row for what does the work)." if late == "higher" else
+                          f"At equal samples PPO ends {worded(late, 'above', 'below', 'within noise of')} GRPO."))
+    return Finding("; ".join(parts), verdict, explanation)
+
+
+def critic_without_groups(r: dict) -> Finding:
+    name = "grpo-vs-ppo"
+    ppo, grpo = stat(r, name, PPO_LABEL, ACC), stat(r, name, GRPO_LABEL, ACC)
+    start = stat(r, name, PPO_LABEL, "initial_eval_accuracy")
+    ev = stat(r, name, PPO_LABEL, "late_explained_variance")
+    learns = ppo["mean"] is not None and ppo["mean"] > start["mean"] + 0.05
+    direction = compare(ppo, grpo, SMALL_EFFECT)
+    evidence = f"late accuracy: PPO with G=1 {fmt(ppo)}, GRPO G=8 {fmt(grpo)} (start {start['mean']:.3g}); critic's explained variance late in training {fmt(ev)}"
+    verdict = HOLDS if learns and direction != "lower" else PARTLY if learns else FAILS
+    ema = stat(r, name, EMA_LABEL, ACC)
+    versus_ema = compare(ppo, ema, SMALL_EFFECT)
+    evidence += f"; the control without a critic, an EMA baseline at G=1 x 128 prompts: {fmt(ema)}"
+    weak_critic = ev["mean"] is not None and ev["mean"] < 0.1
+    explanation = (f"With one response per prompt the critic still gives every response a baseline, and learning "
+                   f"{'works' if learns else 'does not work'} ({worded(direction, 'better than', 'worse than', 'within noise of')} GRPO at "
+                   "equal samples). " + ("But its value estimates explain none of the return's variance (explained variance at or below 0): "
+                   "what carries PPO here is GAE's whitening over a batch of 128 different prompts (a batch-wide baseline), not a good "
+                   "critic. " if weak_critic else "Its value estimates explain part of the return's variance. ")
+                   + f"The critic-free control (a moving-average baseline at G=1) ends {worded(versus_ema, 'below', 'above', 'within noise of')} PPO.")
+    return Finding(evidence, verdict, explanation)
+
+
+def g2_usable_but_poor(r: dict) -> Finding:
+    name = "small-group-remedies"
+    g2, g8, g2_64 = (stat(r, name, label, ACC) for label in ("G=2", "G=8", "G=2, 64 prompts (G=8's samples)"))
+    start = stat(r, name, "G=2", "initial_eval_accuracy")
+    per_step, per_sample = compare(g2, g8, SMALL_EFFECT), compare(g2_64, g8, SMALL_EFFECT)
+    usable = g2["mean"] > start["mean"] + 0.05
+    evidence = f"late accuracy (start {start['mean']:.3g}): G=2 x 16 prompts {fmt(g2)}, G=8 x 16 prompts {fmt(g8)}, G=2 x 64 prompts (same samples as G=8) {fmt(g2_64)}"
+    verdict = FAILS if not usable or per_sample != "lower" and per_step != "lower" else HOLDS if per_sample == "lower" else PARTLY
+    explanation = (f"G=2 is usable ({'it learns' if usable else 'it barely learns'}). Per step it is {worded(per_step, 'better than', 'worse than', 'within noise of')} G=8, "
+                   f"with 4x fewer samples; given G=8's samples as more prompts it is {worded(per_sample, 'better than', 'worse than', 'within noise of')} G=8. "
+                   "'Poor' is a matter of samples per step, not of G=2 as such.")
+    return Finding(evidence, verdict, explanation)
+
+
+def remedy(label: str, what: str) -> Callable[[dict], Finding]:
+    def evaluate(r: dict) -> Finding:
+        name = "small-group-remedies"
+        plain, treated = stat(r, name, "G=2", ACC), stat(r, name, label, ACC)
+        plain_dd, treated_dd = stat(r, name, "G=2", "eval_max_drawdown"), stat(r, name, label, "eval_max_drawdown")
+        acc_dir, dd_dir = compare(treated, plain, SMALL_EFFECT), compare(treated_dd, plain_dd)
+        evidence = f"late accuracy G=2 {fmt(plain)} → with {what} {fmt(treated)}; largest accuracy fall {fmt(plain_dd)} → {fmt(treated_dd)}"
+        verdict = HOLDS if acc_dir == "higher" or (acc_dir == "same" and dd_dir == "lower") else PARTLY if dd_dir == "lower" else FAILS
+        explanation = (f"With {what}, G=2's late accuracy is {worded(acc_dir, 'higher', 'lower', 'within noise of what it was')}"
+                       f" and its largest fall is {worded(dd_dir, 'larger', 'smaller', 'within noise of what it was')}"
+                       + (": steadier, but it learns less in the same steps." if verdict == PARTLY else "."))
+        return Finding(evidence, verdict, explanation)
+
+    return evaluate
+
+
+def grpo_stability(r: dict) -> Finding:
+    gp, sg = "grpo-vs-ppo", "small-group-remedies"
+    grpo_dd, ppo_dd = stat(r, gp, GRPO_LABEL, "eval_max_drawdown"), stat(r, gp, PPO_LABEL, "eval_max_drawdown")
+    g2, ppo_small = stat(r, sg, "G=2", ACC), stat(r, gp, PPO_SMALL_LABEL, ACC)
+    g2_dd, ppo_small_dd = stat(r, sg, "G=2", "eval_max_drawdown"), stat(r, gp, PPO_SMALL_LABEL, "eval_max_drawdown")
+    enough = compare(grpo_dd, ppo_dd)
+    scarce = compare(g2, ppo_small, SMALL_EFFECT)
+    evidence = (f"128 responses per step, largest accuracy fall: GRPO G=8 {fmt(grpo_dd)}, PPO G=1 {fmt(ppo_dd)}; 32 responses per step, "
+                f"late accuracy GRPO G=2 {fmt(g2)} vs PPO G=1 {fmt(ppo_small)}, largest fall {fmt(g2_dd)} vs {fmt(ppo_small_dd)}")
+    verdict = HOLDS if enough != "higher" and scarce == "lower" else PARTLY if enough != "higher" or scarce == "lower" else FAILS
+    explanation = (f"With enough samples GRPO's curve falls back {worded(enough, 'more than', 'less than', 'about as much as')} PPO's. "
+                   f"With few samples per step (32), GRPO at G=2 ends {worded(scarce, 'above', 'below', 'within noise of')} PPO with a critic; "
+                   "row 13 shows what helps PPO here: its batch-wide whitening over 32 different prompts, not the critic's values.")
+    return Finding(evidence, verdict, explanation)
+
+
+def group_baseline_in_ppo(r: dict) -> Finding:
+    name = "grpo-vs-ppo"
+    grpo, critic = stat(r, name, GRPO_LABEL, ACC), stat(r, name, PPO_GROUPS_LABEL, ACC)
+    direction = compare(grpo, critic, SMALL_EFFECT)
+    evidence = f"same batches (G=8, 16 prompts, the same PPO-clip loss): group baseline (GRPO) {fmt(grpo)} vs learned critic with GAE {fmt(critic)}"
+    verdict = HOLDS if direction == "lower" else FAILS
+    explanation = ("Our GRPO is exactly 'PPO with the critic replaced by the group baseline'. It ends "
+                   f"{worded(direction, 'above', 'below', 'within noise of')} the critic on the same batches. Here a single reward arrives at the end "
+                   "of a 3-4 token answer, so there is little temporal-difference structure for GAE to exploit; long multi-step episodes may differ.")
+    return Finding(evidence, verdict, explanation)
+
+
+def no_free_lunch(r: dict) -> Finding:
+    name = "grpo-vs-ppo"
+    criteria = {"late accuracy": (ACC, True), "responses to target": ("samples_to_target", False), "seconds to target": ("time_to_target_s", False)}
+    winners, parts = set(), []
+    for criterion, (metric, higher_better) in criteria.items():
+        g, p = stat(r, name, GRPO_LABEL, metric), stat(r, name, PPO_LABEL, metric)
+        direction = compare(g, p, SMALL_EFFECT if metric == ACC else 0)
+        winner = "tie" if direction == "same" else "GRPO" if (direction == "higher") == higher_better else "PPO"
+        winners.add(winner)
+        parts.append(f"{criterion}: GRPO {fmt(g)} vs PPO {fmt(p)} → {winner}")
+    verdict = HOLDS if {"GRPO", "PPO"} <= winners else PARTLY
+    ahead = sorted(winners - {"tie"})
+    explanation = ("GRPO and PPO win on different yardsticks here: a trade-off." if verdict == HOLDS else
+                   (f"Here {ahead[0]} is ahead on some yardsticks and behind on none" if ahead else "Here every yardstick is a tie") +
+                   ": the trade-off is sound as an argument, but this toy does not display it.")
+    return Finding("; ".join(parts), verdict, explanation)
+
+
+def std_essential(r: dict) -> Finding:
+    pairs = [("offset-and-scale", "zscore, offset 0", "mean, offset 0"), ("difficulty-bias", "train with zscore", "train with mean")]
+    parts, directions = [], []
+    for name, z_label, m_label in pairs:
+        z, m = stat(r, name, z_label, ACC), stat(r, name, m_label, ACC)
+        directions.append(compare(z, m, SMALL_EFFECT))
+        parts.append(f"{name}: zscore {fmt(z)} vs mean {fmt(m)}")
+    big = all(d == "higher" for d in directions) and any(
+        stat(r, n, z, ACC)["mean"] - stat(r, n, m, ACC)["mean"] > 0.05 for n, z, m in pairs)
+    verdict = HOLDS if big else PARTLY if "higher" in directions else FAILS
+    scale_hurts_mean = compare(stat(r, "offset-and-scale", "mean, hard x0.1", "hard_eval_accuracy"),
+                               stat(r, "offset-and-scale", "mean, offset 0", "hard_eval_accuracy"), SMALL_EFFECT) == "lower"
+    explanation = ("Late accuracy without per-prompt scale differences: dividing by σ is " +
+                   ("much better" if big else "better by a little" if verdict == PARTLY else "not better") +
+                   " than centring alone here. Dr. GRPO (Liu et al. 2025) argues for dropping σ to avoid over-weighting too-easy and "
+                   "too-hard prompts (see the difficulty row)."
+                   + (" Where σ does matter here is when prompts' reward scales differ (the scale row)." if scale_hurts_mean else ""))
+    return Finding("; ".join(parts), verdict, explanation)
+
+
+def faster_than_ppo(r: dict) -> Finding:
+    name = "grpo-vs-ppo"
+    g, p = stat(r, name, GRPO_LABEL, "samples_to_target"), stat(r, name, PPO_LABEL, "samples_to_target")
+    speedup = p["mean"] / g["mean"] - 1 if g["mean"] and p["mean"] else None
+    evidence = f"responses to reach {TARGET_ACCURACY:.0%}: GRPO {fmt(g)}, PPO (G=1) {fmt(p)}" + (
+        f" → GRPO needs {g['mean'] / p['mean'] - 1:+.0%} responses relative to PPO (a difference {'beyond' if compare(g, p) != 'same' else 'within'} noise)"
+        if speedup is not None else "")
+    verdict = UNTESTED if speedup is None else HOLDS if speedup >= 0.2 else PARTLY if speedup > 0 else FAILS
+    explanation = "Measured at equal responses per step (128); 'converges 30% faster' is the card's anecdote for a 7B model on math."
+    return Finding(evidence, verdict, explanation)
+
+
+def logarithmic_returns(r: dict) -> Finding:
+    name = "group-size"
+    gains = r[name]["derived"]["gain_per_doubling_equal_prompts"]
+    acc = {G: stat(r, name, f"equal prompts, G={G}", ACC) for G in (4, 16, 64)}
+    early, late = acc[16]["mean"] - acc[4]["mean"], acc[64]["mean"] - acc[16]["mean"]
+    clear = compare(acc[16], acc[4], SMALL_EFFECT) == "higher"
+    diminishing = late < early
+    samples = {G: stat(r, name, f"equal samples, G={G}", ACC) for G in (4, 16, 64)}
+    evidence = ("equal prompts, late accuracy: " + ", ".join(f"G={G} {fmt(acc[G])}" for G in acc) + "; gain per doubling: "
+                + ", ".join(f"{k} {v:+.3f}" for k, v in gains.items()) + "; at equal samples: " + ", ".join(f"G={G} {fmt(samples[G])}" for G in samples))
+    verdict = HOLDS if clear and diminishing else PARTLY if diminishing or clear else FAILS
+    explanation = (f"At a fixed number of prompts per step, going from G=4 to 16 {'helps clearly' if clear else 'does not help beyond noise'} "
+                   f"({early:+.3f}) and 16 to 64 adds {late:+.3f}: {'diminishing returns' if diminishing else 'no sign of diminishing returns'}. "
+                   "But bigger G also means more samples per step; at equal samples the picture is the one in the '≥ 8' row.")
+    return Finding(evidence, verdict, explanation)
+
+
+def two_grpo(r: dict) -> Finding:
+    name = "group-size"
+    derived = r[name]["derived"].get("two_vs_large")
+    if not derived:
+        return Finding("the grid has no G=2 / G=16 pair", UNTESTED, "")
+    small, large = derived["small_G"], derived["large_G"]
+    a, b = stat(r, name, f"equal prompts, G={small}", ACC), stat(r, name, f"equal prompts, G={large}", ACC)
+    ratio = derived["accuracy_ratio"]
+    same_samples = compare(stat(r, name, f"equal samples, G={small}", ACC), stat(r, name, f"equal samples, G={large}", ACC), SMALL_EFFECT)
+    evidence = (f"equal prompts, same steps: G={small} {fmt(a)} vs G={large} {fmt(b)} → {ratio:.1%} of G={large}'s accuracy with "
+                f"{derived['rollout_fraction']:.1%} of the rollouts (gain over the start: {derived['gain_ratio']:.0%} of G={large}'s)")
+    verdict = HOLDS if ratio >= 0.95 else PARTLY if ratio >= 0.9 else FAILS
+    explanation = ("2-GRPO (arXiv 2510.00977) reports G=2 reaching 97.6% of G=16 with 12.5% of the rollouts, and reads G=2 GRPO as "
+                   f"contrastive learning between a pair, close to DPO. Here G=2 reaches {ratio:.1%} at the same number of steps; the gain "
+                   f"over the starting accuracy ({r[name]['derived']['initial_eval_accuracy']:.3g}) is the stricter measure. Given the same "
+                   f"samples per step instead, G=2 ends {worded(same_samples, 'above', 'below', 'within noise of')} G={large}.")
+    return Finding(evidence, verdict, explanation)
+
+
+def difficulty_bias(r: dict) -> Finding:
+    name = "difficulty-bias"
+    G = next(c for c in r[name]["cells"] if c["axes"]["part"] == "weights")["config"]["group_size"]
+    parts, upweighted = [], []
+    for policy in ("reference", "half-trained"):
+        label = f"group weights at the {policy} policy"
+        z, m = stat(r, name, label, "weight_vs_middle.zscore.k=1"), stat(r, name, label, "weight_vs_middle.mean.k=1")
+        parts.append(f"{policy} policy, gradient norm of a group with 1 of {G} right relative to a balanced group: zscore {fmt(z)}, mean {fmt(m)}")
+        upweighted.append(compare(z, m) == "higher")
+    accs = {(b, s): stat(r, name, f"train with {b}", f"{s}_eval_accuracy") for b in ("zscore", "mean") for s in ("hard", "easy")}
+    parts.append("after training, hard/easy accuracy: " + "; ".join(f"{b} {fmt(accs[(b, 'hard')])} / {fmt(accs[(b, 'easy')])}" for b in ("zscore", "mean")))
+    hard_dir = compare(accs[("zscore", "hard")], accs[("mean", "hard")], SMALL_EFFECT)
+    verdict = HOLDS if all(upweighted) else PARTLY if any(upweighted) else FAILS
+    explanation = ("Dividing by σ gives groups where almost all answers agree (too hard or too easy prompts, small σ) a larger weight "
+                   "relative to balanced ones, exactly as Dr. GRPO argues. Whether that hurts depends on the task: here hard-problem "
+                   "accuracy after training is " + worded(hard_dir, "higher with zscore than with mean", "lower with zscore than with mean",
+                                                          "the same within noise under both") + ".")
+    return Finding("; ".join(parts), verdict, explanation)
+
+
+def dapo_filter(r: dict) -> Finding:
+    name = "sigma-to-zero"
+    parts, helped = [], []
+    for reward in ("exact", "partial", "noisy"):
+        with_filter = stat(r, name, f"{reward}, eps=0.0001, add, zero-std filter", ACC)
+        without = stat(r, name, f"{reward}, eps=0.0001, add", ACC)
+        zero = stat(r, name, f"{reward}, eps=0.0001, add", "frac_reward_zero_std")
+        helped.append(compare(with_filter, without, SMALL_EFFECT))
+        parts.append(f"{reward}: zero-std groups {fmt(zero, percent=True)}, late accuracy {fmt(without)} → with filter {fmt(with_filter)}")
+    verdict = HOLDS if "higher" in helped else FAILS
+    explanation = ("DAPO drops groups whose rewards are all equal. With eps > 0 their z-scored advantage is already 0, so dropping them "
+                   "only changes the loss's normaliser (the other groups weigh more); with a noisy reward model no group is exactly tied "
+                   "(see the share above), so the filter finds nothing. DAPO pairs the filter with re-sampling to refill the batch, "
+                   "which is not done here.")
+    return Finding("; ".join(parts), verdict, explanation)
+
+
+CLAIMS: list[Claim] = [
+    Claim("offset", "standard answer", "消除奖励偏移：组内均值 μ 能自动减去这个偏移",
+          "Subtracting the group mean removes a global reward-model offset.", ("offset-and-scale",), offset_removed),
+    Claim("scale", "standard answer", "除以 σ … 让不同 prompt 的奖励尺度统一",
+          "Dividing by σ unifies reward scales that differ between prompts.", ("offset-and-scale",), scales_unified),
+    Claim("variance", "standard answer", "降低方差：除以 σ 相当于做了 Z-score 标准化 … 防止训练不稳定",
+          "Dividing by σ (z-scoring) lowers the gradient's variance.", ("variance",), zscore_lowers_variance),
+    Claim("no-params", "standard answer", "无参数、无训练：Critic 需要额外训练一个价值网络（通常和 Policy 同规模）",
+          "The group baseline has no parameters; a critic is a second policy-sized network to train.", ("grpo-vs-ppo",), critic_costs),
+    Claim("g-at-least-8", "trade-off / follow-up 1", "每个 prompt 必须采样足够多的 response（通常 ≥ 8）… 建议采样数至少 4-8",
+          "Each prompt needs enough responses, usually G ≥ 8.", ("group-size",), group_size_needed),
+    Claim("small-g-noisy", "trade-off", "采样数太少（比如 2-4 个）… 优势函数噪声增加，反而可能拖慢收敛",
+          "With G = 2-4 the baseline is noisy and convergence slows.", ("group-size", "variance"), small_groups_noisier),
+    Claim("g4-oscillates", "pitfall 1", "采样数设为 4，结果奖励曲线剧烈震荡 … 将采样数提升到 16",
+          "G = 4 makes the reward curve oscillate; G = 16 fixes it.", ("group-size",), g4_oscillates),
+    Claim("sigma-explodes", "pitfall 2", "σ 趋近于 0，导致优势函数爆炸",
+          "When σ goes to 0 the advantages explode.", ("sigma-to-zero",), sigma_explodes),
+    Claim("epsilon", "pitfall 2", "在 σ 上加一个小的 epsilon（如 1e-8），或使用 max(σ, epsilon)",
+          "A small epsilon (1e-8) added to σ, or max(σ, ε), fixes it.", ("sigma-to-zero",), epsilon_fixes),
+    Claim("dapo-filter", "literature (DAPO)", "—",
+          "DAPO's dynamic-sampling filter (drop all-equal groups) helps.", ("sigma-to-zero",), dapo_filter),
+    Claim("batch-blowup", "pitfall 3", "有效 batch size 膨胀 … 使用梯度累积或分布式采样，避免 OOM",
+          "prompts x G inflates the batch; gradient accumulation bounds memory.", ("batch-blowup",), blowup_and_accumulation),
+    Claim("tradeoff", "trade-off / summary", "采样成本高 … GRPO 的采样开销可能超过训练 Critic 的收益",
+          "When responses are expensive, PPO's critic beats GRPO's extra sampling (a crossover).", ("grpo-vs-ppo",), tradeoff_crossover),
+    Claim("critic-per-response", "trade-off", "Critic 的优势是每个 response 都能得到一个基线，不需要依赖组内采样",
+          "A critic gives every response a baseline without groups (G = 1 works).", ("grpo-vs-ppo",), critic_without_groups),
+    Claim("g2-usable", "follow-up 1", "采样数 2 … 能用但效果差 … 优势函数几乎被噪声主导",
+          "G = 2 works, but poorly.", ("small-group-remedies",), g2_usable_but_poor),
+    Claim("g2-ema", "follow-up 1 (remedy 1)", "引入全局基线 … 类似 EMA",
+          "For G = 2, a global EMA baseline helps.", ("small-group-remedies",), remedy("G=2 + EMA baseline", "an EMA baseline")),
+    Claim("g2-kl", "follow-up 1 (remedy 2)", "使用 KL 惩罚项作为正则化",
+          "For G = 2, a KL penalty helps.", ("small-group-remedies",), remedy("G=2 + KL 0.04", "KL 0.04")),
+    Claim("g2-lr", "follow-up 1 (remedy 3)", "降低学习率，让模型对噪声更鲁棒",
+          "For G = 2, a lower learning rate helps.", ("small-group-remedies",), remedy("G=2 + lr 3e-5", "lr 3e-5 (from 1e-4)")),
+    Claim("stability", "follow-up 2", "GRPO 在采样数足够时更稳定 … 采样数不足时，GRPO 的噪声比 Critic 的偏差更致命",
+          "With enough samples GRPO is at least as stable as PPO; with few, PPO is better.", ("grpo-vs-ppo", "small-group-remedies"), grpo_stability),
+    Claim("group-in-ppo", "follow-up 3", "在 PPO 里用组内基线 … 意义不大 … 得不偿失",
+          "Replacing PPO's critic by the group baseline gains little and loses GAE.", ("grpo-vs-ppo",), group_baseline_in_ppo),
+    Claim("not-no-value", "common mistake 1", "不是'不需要价值函数'，而是用另一种方式估计基线",
+          "GRPO still estimates a baseline (a value), just from samples.", (), None,
+          "a statement about what the method is; the variance rows show what the sample-based baseline does"),
+    Claim("no-free-lunch", "common mistake 2", "没有绝对的好坏，只有 trade-off",
+          "Neither GRPO nor PPO is better on every measure.", ("grpo-vs-ppo",), no_free_lunch),
+    Claim("std-essential", "common mistake 3", "只用均值相当于只做中心化，不做缩放，效果差很多",
+          "Mean-only (no σ) works much worse.", ("offset-and-scale", "difficulty-bias"), std_essential),
+    Claim("difficulty", "literature (Dr. GRPO)", "—",
+          "Dividing by σ over-weights too-easy and too-hard prompts.", ("difficulty-bias",), difficulty_bias),
+    Claim("faster-30", "resume line", "GRPO 在数学任务上收敛快 30%",
+          "GRPO converges ~30% faster than PPO on math.", ("grpo-vs-ppo",), faster_than_ppo),
+    Claim("log-returns", "resume line", "采样数对性能的影响呈对数关系，从 4 到 16 提升明显，再往上边际递减",
+          "Gains from G are logarithmic: 4 → 16 helps clearly, beyond that diminishing.", ("group-size",), logarithmic_returns),
+    Claim("two-grpo", "literature (2-GRPO)", "—",
+          "G = 2 reaches ~97.6% of G = 16 with 12.5% of the rollouts (arXiv 2510.00977).", ("group-size",), two_grpo),
+    Claim("long-text", "trade-off / summary", "在对话生成或长文本任务中 … PPO + Critic 仍不可替代；PPO 在对话任务上更鲁棒",
+          "For dialogue and long text, PPO with a critic is irreplaceable / more robust.", (), None,
+          "the toy has 3-4 token answers and one exact reward; the cost side is simulated in the trade-off row"),
+    Claim("batchnorm", "resume line", "GRPO 的组内基线就像 batch normalization",
+          "The group baseline is like batch normalisation.", (), None, "an analogy, not a measurable claim"),
+]
+
+
+# --- rendering ----------------------------------------------------------------------------------------
+
+HEADER = """# The card's claims, measured
+
+Generated by `python -m grpo_lab sweep claims` from the result files in this folder; do not edit by
+hand. Each row: a claim of the interview card (`seed/000_7e9a11e1b2d7703d.txt`) or of the literature
+it should be read with, the experiment that tests it, the numbers (mean ± std over seeds, n = seeds
+with a value) and a verdict decided by a rule in `grpo_lab/experiments/claims.py`:
+
+- **holds here**: the effect the claim predicts is there, larger than twice its standard error over seeds;
+- **partly**: part of the claim holds, part does not (the row says which);
+- **does not hold here**: the effect is absent (within noise) or reversed;
+- **not tested**: no experiment here can test it (the row says why).
+
+"Here" means: a ~100k-parameter transformer learning 2-digit addition from a 51%-accurate start,
+0/1 rewards, 3-4 token answers, a few hundred steps on a CPU. That is enough to test the
+mechanics (offsets, scales, σ → 0, gradient noise, memory, sample counts); it cannot show effects
+that need long answers, many reasoning steps or a 7B model's instabilities. Late accuracy = mean
+held-out accuracy over the last 20% of the steps; the target accuracy is {target:.0%}.
+"""
+
+
+def evaluate_claim(claim: Claim, results: dict) -> Finding:
+    if claim.evaluate is None:
+        return Finding("—", UNTESTED, claim.reason)
+    missing = [name for name in claim.experiments if name not in results]
+    if missing:
+        return Finding("not run yet: " + ", ".join(f"`python -m grpo_lab sweep {name}`" for name in missing), UNTESTED, "")
+    try:
+        return claim.evaluate(results)
+    except KeyError as error:  # a --fast grid leaves out cells that some claims compare
+        return Finding(f"needs a cell this result does not have ({error.args[0]}); run the full sweep", UNTESTED, "")
+
+
+def claims_markdown(results: dict) -> str:
+    """claims.md's text from {name: result}. Deterministic: the same results give the same text."""
+    findings = [(claim, evaluate_claim(claim, results)) for claim in CLAIMS]
+    lines = [HEADER.format(target=TARGET_ACCURACY), "| # | claim | card (source) | experiment | verdict |", "|---|---|---|---|---|"]
+    for index, (claim, finding) in enumerate(findings, 1):
+        experiments = ", ".join(f"`{name}`" for name in claim.experiments) or "—"
+        lines.append(f"| {index} | [{claim.claim}](#{index}-{claim.key}) | {claim.card} ({claim.source}) | {experiments} | **{finding.verdict}** |")
+    lines.append("\n## The numbers behind each verdict\n")
+    for index, (claim, finding) in enumerate(findings, 1):
+        lines.append(f'<a id="{index}-{claim.key}"></a>\n### {index}. {claim.claim}\n')
+        lines.append(f"*Card ({claim.source}):* {claim.card}  ")
+        lines.append(f"*Verdict:* **{finding.verdict}**  ")
+        lines.append(f"*Measured:* {finding.evidence}  ")
+        if finding.explanation:
+            lines.append(f"*In plain words:* {finding.explanation}  ")
+        commands = [results[name]["command"] for name in claim.experiments if name in results]
+        if commands:
+            lines.append("*Regenerate:* " + "; ".join(f"`{command}`" for command in commands))
+        lines.append("")
+    return "\n".join(lines).rstrip() + "\n"
+
+
+def available_results(directory: Path | None = None, fast: bool = False) -> dict:
+    """Every experiment result that exists on disk, by name."""
+    results = {}
+    for name in EXPERIMENTS:
+        try:
+            results[name] = load_result(name, fast, directory)
+        except FileNotFoundError:
+            continue
+    return results
+
+
+def write_claims(results: dict | None = None, directory: str | Path | None = None, fast: bool = False) -> Path:
+    """Regenerate claims.md from the result files (or from ``results``) and return its path."""
+    base = Path(directory) if directory is not None else RESULTS_DIR / "fast" if fast else RESULTS_DIR
+    results = available_results(base if directory is not None else None, fast) if results is None else results
+    path = base / "claims.md"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(claims_markdown(results))
+    return path

@@ -1,0 +1,337 @@
+"""One figure per experiment, drawn from its result dict alone (a cached file or a fresh run).
+
+Every panel shows the mean over seeds with a band or error bars of one standard deviation
+(plots.draw_seed_band, plots.draw_error_points), and says its units on its axes.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from matplotlib.figure import Figure
+
+from ..plots import draw_error_points, draw_seed_band
+from .catalog import BASELINES, TARGET_ACCURACY
+
+ACCURACY_LABEL = "held-out accuracy (fraction correct)"
+BASELINE_COLORS = {"none": "tab:gray", "mean": "tab:blue", "rloo": "tab:green", "zscore": "tab:red", "ema": "tab:purple"}
+SPREAD_NOTE = "lines: mean over seeds; bands and bars: +- 1 std over seeds"
+
+
+def cells_where(result: dict, **axes) -> list[dict]:
+    """The result's cells whose axes match every given value, in grid order."""
+    return [cell for cell in result["cells"] if all(cell["axes"].get(key) == value for key, value in axes.items())]
+
+
+def stat(cell: dict, metric: str, field: str = "mean"):
+    return cell["summary"].get(metric, {}).get(field)
+
+
+def metric_points(cells: list[dict], x_axis: str, metric: str) -> tuple[list, list, list]:
+    """(x, seed means, seed stds) of one metric over cells, x read from each cell's axes."""
+    return [c["axes"][x_axis] for c in cells], [stat(c, metric) for c in cells], [stat(c, metric, "std") for c in cells]
+
+
+def eval_curves(cell: dict, x_key: str = "eval_step", skip_zero: bool = False) -> tuple[list, list[list]]:
+    """The evaluation curve of every seed on a common x (the longest seed's; a seed that stopped
+    early has None after its end). x_key: eval_step or eval_samples; skip_zero drops x = 0 (for
+    a log axis)."""
+    runs = [entry["series"] for entry in cell["per_seed"]]
+    longest = max(runs, key=lambda series: len(series[x_key]))
+    x = longest[x_key]
+    curves = [series["eval_accuracy"] + [None] * (len(x) - len(series["eval_accuracy"])) for series in runs]
+    keep = [i for i, value in enumerate(x) if value > 0 or not skip_zero]
+    return [x[i] for i in keep], [[curve[i] for i in keep] for curve in curves]
+
+
+def curves_on_time_grid(cell: dict, end: float, points: int = 60) -> tuple[np.ndarray, list[np.ndarray]]:
+    """Every seed's evaluation curve interpolated onto a common wall-time grid [0, end] (seconds)."""
+    grid = np.linspace(0, end, points)
+    return grid, [np.interp(grid, s["series"]["eval_wall_time"], s["series"]["eval_accuracy"]) for s in cell["per_seed"]]
+
+
+def style(axis, title: str, xlabel: str, ylabel: str, log_x: bool = False, log_y: bool = False, legend: bool = True) -> None:
+    axis.set(title=title, xlabel=xlabel, ylabel=ylabel)
+    if log_x:
+        axis.set_xscale("log", base=2)
+    if log_y:
+        axis.set_yscale("log")
+    axis.grid(alpha=0.3)
+    if legend and axis.get_legend_handles_labels()[0]:
+        axis.legend(fontsize=7, loc="best")
+
+
+def new_figure(rows: int, cols: int, width: float, height: float, result: dict, title: str):
+    figure = Figure(figsize=(width, height), layout="constrained")
+    axes = np.atleast_1d(figure.subplots(rows, cols))
+    mode = "fast mode, " if result["fast"] else ""
+    figure.suptitle(f"{title}\n{mode}{result['seeds']} seeds; {SPREAD_NOTE}; `{result['command']}`", fontsize=10)
+    return figure, axes
+
+
+def group_size_ticks(axis, sizes) -> None:
+    axis.set_xticks(list(sizes))
+    axis.set_xticklabels([str(s) for s in sizes])
+
+
+# --- 1 ---------------------------------------------------------------------------------------------------
+
+def variance_figure(result: dict) -> Figure:
+    policies = list(dict.fromkeys(c["axes"]["policy"] for c in result["cells"]))
+    figure, axes = new_figure(len(policies), 4, 17, 4.2 * len(policies), result,
+                              "Policy-gradient quality at a fixed policy, per baseline and group size (one batch = "
+                              f"{result['cells'][0]['config']['prompts']} prompts x G responses); 'true' = a large-batch RLOO "
+                              "gradient.\nmean and rloo coincide (rloo = G/(G-1) x mean), and at G=2 zscore does too")
+    axes = axes.reshape(len(policies), 4)
+    panels = (("cos_step", "cos(one batch's gradient, true)", "cosine similarity", False),
+              ("snr", "SNR of one batch's gradient", "SNR = |E g|^2 / tr Var g (log)", True),
+              ("snr_per_1k_responses", "SNR per 1000 responses", "SNR per 1000 responses (log)", True),
+              ("cos_expected", "cos(expected gradient, true)", "cosine similarity", False))
+    for row, policy in zip(axes, policies):
+        cells = cells_where(result, policy=policy)
+        sizes = [c["axes"]["group_size"] for c in cells]
+        for axis, (metric, title, ylabel, log_y) in zip(row, panels):
+            for baseline in BASELINES:
+                draw_error_points(axis, *metric_points(cells, "group_size", f"{metric}.{baseline}"), label=baseline, color=BASELINE_COLORS[baseline])
+            style(axis, f"{policy}: {title}", "group size G (responses per prompt)", ylabel, log_x=True, log_y=log_y)
+            group_size_ticks(axis, sizes)
+    return figure
+
+
+# --- 2 ---------------------------------------------------------------------------------------------------
+
+def offset_and_scale_figure(result: dict) -> Figure:
+    figure, axes = new_figure(1, 3, 16, 4.6, result, "A global reward offset, and hard prompts' rewards x 0.1: none vs mean vs zscore")
+    baselines = ("none", "mean", "zscore")
+    for baseline in baselines:
+        draw_error_points(axes[0], *metric_points(cells_where(result, baseline=baseline, hard_reward_scale=1.0), "reward_offset", "late_eval_accuracy"),
+                          label=baseline, color=BASELINE_COLORS[baseline])
+    axes[0].axhline(result["cells"][0]["summary"]["initial_eval_accuracy"]["mean"], color="0.5", ls=":", label="before training")
+    style(axes[0], "Accuracy at the end vs the reward offset", "reward offset added to every reward (reward units)", ACCURACY_LABEL)
+    largest = max(c["axes"]["reward_offset"] for c in result["cells"])
+    for baseline in baselines:
+        (offset_cell,) = cells_where(result, baseline=baseline, reward_offset=largest, hard_reward_scale=1.0)
+        draw_seed_band(axes[1], *eval_curves(offset_cell), label=baseline, color=BASELINE_COLORS[baseline])
+    style(axes[1], f"Learning curves with offset {largest:g}", "training step", ACCURACY_LABEL)
+    width, positions = 0.2, np.arange(len(baselines))
+    for shift, (scale, subset, hatch) in enumerate(((1.0, "hard", ""), (0.1, "hard", "//"), (1.0, "easy", ""), (0.1, "easy", "//"))):
+        cells = [cells_where(result, baseline=b, reward_offset=0.0, hard_reward_scale=scale)[0] for b in baselines]
+        axes[2].bar(positions + (shift - 1.5) * width, [stat(c, f"{subset}_eval_accuracy") for c in cells], width,
+                    yerr=[stat(c, f"{subset}_eval_accuracy", "std") for c in cells], capsize=3, hatch=hatch,
+                    color="tab:orange" if subset == "hard" else "tab:cyan", edgecolor="k", lw=0.5,
+                    label=f"{subset} problems, hard rewards x{scale:g}")
+    axes[2].set_xticks(positions)
+    axes[2].set_xticklabels(baselines)
+    style(axes[2], "Hard (carry) vs easy problems at the end", "baseline", ACCURACY_LABEL)
+    return figure
+
+
+# --- 3 ---------------------------------------------------------------------------------------------------
+
+def group_size_figure(result: dict) -> Figure:
+    figure, axes = new_figure(2, 3, 16, 8.4, result, "Group size G at equal prompts per step and at equal samples per step")
+    axes = axes.reshape(2, 3)
+    regimes = ("equal prompts", "equal samples")
+    sizes = sorted({c["axes"]["group_size"] for c in result["cells"]})
+    for regime, marker in zip(regimes, ("o", "s")):
+        cells = cells_where(result, regime=regime)
+        for axis, metric in ((axes[0, 0], "late_eval_accuracy"), (axes[1, 0], "samples_to_target"), (axes[1, 1], "eval_total_drop"),
+                             (axes[1, 2], "eval_max_drawdown")):
+            draw_error_points(axis, *metric_points(cells, "group_size", metric), label=regime, marker=marker)
+    colors = dict(zip(sizes, [f"C{i}" for i in range(len(sizes))]))
+    for axis, regime, x_key, xlabel in ((axes[0, 1], "equal prompts", "eval_samples", "responses sampled (log)"),
+                                        (axes[0, 2], "equal samples", "eval_step", "training step")):
+        for c in cells_where(result, regime=regime):
+            draw_seed_band(axis, *eval_curves(c, x_key, skip_zero=regime == "equal prompts"), label=f"G={c['axes']['group_size']}, P={c['axes']['prompts_per_step']}",
+                           color=colors[c["axes"]["group_size"]], lw=1.3)
+        axis.axhline(TARGET_ACCURACY, color="0.4", ls=":", lw=1)
+        style(axis, f"Learning curves, {regime}", xlabel, ACCURACY_LABEL)
+    axes[0, 1].set_xscale("log")
+    titles = {(0, 0): ("Accuracy late in training", ACCURACY_LABEL),
+              (1, 0): (f"Responses to reach {TARGET_ACCURACY:.0%} (no point: no seed did)", "responses sampled (log)"),
+              (1, 1): ("Oscillation: total fall between evaluations", "accuracy points lost (sum of falls)"),
+              (1, 2): ("Oscillation: largest fall from the best so far", "accuracy points")}
+    for (row, col), (title, ylabel) in titles.items():
+        style(axes[row, col], title, "group size G (log scale)", ylabel, log_x=True, log_y=(row, col) == (1, 0))
+        group_size_ticks(axes[row, col], sizes)
+    return figure
+
+
+# --- 4 ---------------------------------------------------------------------------------------------------
+
+ZERO_EPS_AT = 1e-10  # where eps = 0 is drawn on the log axis
+
+
+def sigma_to_zero_figure(result: dict) -> Figure:
+    figure, axes = new_figure(1, 4, 19, 4.6, result, "When the group std goes to zero: std_eps, add vs clamp, and DAPO's zero-std filter")
+    rewards = list(dict.fromkeys(c["axes"]["reward"] for c in result["cells"]))
+    colors = dict(zip(rewards, ("tab:blue", "tab:green", "tab:red")))
+    group_size = result["train_defaults"]["group_size"]
+    for axis in axes[:1]:
+        axis.axhline((group_size - 1) / group_size**0.5, color="0.3", ls=":", lw=1, label=f"bound (G-1)/sqrt(G), G={group_size}")
+    panels = (("adv_abs_max", "Largest |advantage| in training", "max |advantage| over steps (advantage units)", False),
+              ("probe_no_signal_share", "|advantage| on groups with no right/wrong spread", "share of total |advantage|", False),
+              ("late_eval_accuracy", "Late accuracy (x: stopped on 0/0, last evaluation)", ACCURACY_LABEL, False))
+    for axis, (metric, title, ylabel, log_y) in zip(axes, panels):
+        for reward in rewards:
+            for mode, line_style in (("add", "-"), ("clamp", "--")):
+                cells = [c for c in cells_where(result, reward=reward, filter=False) if c["axes"]["eps_mode"] == mode or c["axes"]["std_eps"] == 0]
+                x = [max(c["axes"]["std_eps"], ZERO_EPS_AT) for c in cells]
+                draw_error_points(axis, x, [stat(c, metric) for c in cells], [stat(c, metric, "std") for c in cells],
+                                  label=f"{reward}, {mode}", color=colors[reward], ls=line_style)
+                failed = [(xx, stat(c, "final_eval_accuracy")) for xx, c in zip(x, cells) if (stat(c, "failed") or 0) > 0]
+                if failed and metric == "late_eval_accuracy":
+                    axis.scatter(*zip(*failed), marker="x", s=60, color=colors[reward], zorder=5)
+        axis.set_xscale("log")
+        ticks = sorted({max(c["axes"]["std_eps"], ZERO_EPS_AT) for c in result["cells"]})
+        axis.set_xticks(ticks)
+        axis.set_xticklabels(["0" if t == ZERO_EPS_AT else f"{t:.0e}" for t in ticks], fontsize=7)
+        style(axis, title, "std_eps (log; solid: std + eps, dashed: max(std, eps))", ylabel, log_y=log_y)
+    width, positions = 0.38, np.arange(len(rewards))
+    for shift, use_filter in enumerate((False, True)):
+        cells = [next(c for c in cells_where(result, reward=r, filter=use_filter, eps_mode="add") if c["axes"]["std_eps"] == 1e-4) for r in rewards]
+        axes[3].bar(positions + (shift - 0.5) * width, [stat(c, "late_eval_accuracy") for c in cells], width,
+                    yerr=[stat(c, "late_eval_accuracy", "std") for c in cells], capsize=3, hatch="//" if use_filter else "",
+                    color=[colors[r] for r in rewards], edgecolor="k", lw=0.5, alpha=0.8,
+                    label="with the zero-std filter" if use_filter else "eps=1e-4, no filter")
+        if not use_filter:
+            for p, c in zip(positions, cells):
+                axes[3].annotate(f"zero-std groups\n{stat(c, 'frac_reward_zero_std'):.0%}", (p - 0.5 * width, 0.05), ha="center", fontsize=7)
+    axes[3].set_xticks(positions)
+    axes[3].set_xticklabels(rewards)
+    style(axes[3], "DAPO's filter (drop all-equal groups)", "reward", ACCURACY_LABEL)
+    return figure
+
+
+# --- 5 ---------------------------------------------------------------------------------------------------
+
+def small_group_figure(result: dict) -> Figure:
+    figure, axes = new_figure(1, 3, 17, 4.8, result, "G = 2 and its remedies (EMA baseline, KL penalty, lower learning rate) against G = 8")
+    for index, c in enumerate(result["cells"]):
+        for axis, x_key in ((axes[0], "eval_step"), (axes[1], "eval_samples")):
+            draw_seed_band(axis, *eval_curves(c, x_key), label=c["label"], color=f"C{index}", lw=1.4)
+    style(axes[0], "Learning curves by step", "training step", ACCURACY_LABEL)
+    style(axes[1], "Learning curves by responses sampled", "responses sampled", ACCURACY_LABEL)
+    positions, width = np.arange(len(result["cells"])), 0.4
+    late = [stat(c, "late_eval_accuracy") for c in result["cells"]]
+    axes[2].bar(positions - width / 2, late, width, yerr=[stat(c, "late_eval_accuracy", "std") for c in result["cells"]], capsize=3,
+                color=[f"C{i}" for i in positions], edgecolor="k", lw=0.5, label="late accuracy (left axis)")
+    drop_axis = axes[2].twinx()
+    drop_axis.bar(positions + width / 2, [stat(c, "eval_max_drawdown") for c in result["cells"]], width,
+                  yerr=[stat(c, "eval_max_drawdown", "std") for c in result["cells"]], capsize=3, color="white", edgecolor="k",
+                  hatch="//", label="largest fall from the best (right axis)")
+    drop_axis.set_ylabel("accuracy points")
+    drop_axis.set_ylim(0, max([0.05] + [2 * (stat(c, "eval_max_drawdown") or 0) for c in result["cells"]]))
+    axes[2].set_xticks(positions)
+    axes[2].set_xticklabels([c["label"] for c in result["cells"]], rotation=30, ha="right", fontsize=7)
+    axes[2].set_ylim(min(v for v in late if v is not None) - 0.1, 1.0)
+    style(axes[2], "Late accuracy (solid) and oscillation (hatched)", "", ACCURACY_LABEL, legend=False)
+    handles = axes[2].get_legend_handles_labels()[0] + drop_axis.get_legend_handles_labels()[0]
+    axes[2].legend(handles, [h.get_label() for h in handles], fontsize=7, loc="upper center", ncol=2)
+    return figure
+
+
+# --- 6 ---------------------------------------------------------------------------------------------------
+
+def blowup_figure(result: dict) -> Figure:
+    figure, axes = new_figure(1, 3, 16, 4.6, result, "The batch is prompts x G responses: time and memory per step, and micro-batching")
+    whole = sorted(cells_where(result, micro_batch_size=0), key=lambda c: c["axes"]["prompts_per_step"] * c["axes"]["group_size"])
+    x = [stat(c, "responses_per_step") for c in whole]
+    draw_error_points(axes[0], x, [stat(c, "time_per_step_s") for c in whole], [stat(c, "time_per_step_s", "std") for c in whole], label="one step")
+    for c, xx in zip(whole, x):
+        axes[0].annotate(f"{c['axes']['prompts_per_step']}x{c['axes']['group_size']}", (xx, stat(c, "time_per_step_s")), fontsize=7,
+                         textcoords="offset points", xytext=(4, -10))
+    style(axes[0], "Time per training step", "responses per step (prompts x G, log)", "seconds (log)", log_x=True, log_y=True)
+    for metric, label in (("peak_rss_mb", "peak resident memory of the process"), ("saved_activations_mb", "activations kept for backward")):
+        draw_error_points(axes[1], x, [stat(c, metric) for c in whole], [stat(c, metric, "std") for c in whole], label=label)
+    style(axes[1], "Memory", "responses per step (prompts x G, log)", "MB (log)", log_x=True, log_y=True)
+    shape = max((c["axes"]["prompts_per_step"], c["axes"]["group_size"]) for c in result["cells"] if c["axes"]["micro_batch_size"])
+    micro = sorted(cells_where(result, prompts_per_step=shape[0], group_size=shape[1]),
+                   key=lambda c: c["axes"]["micro_batch_size"] or shape[0] * shape[1], reverse=True)
+    sizes = [c["axes"]["micro_batch_size"] or shape[0] * shape[1] for c in micro]
+    positions = np.arange(len(micro))
+    axes[2].bar(positions - 0.2, [stat(c, "saved_activations_mb") for c in micro], 0.4, yerr=[stat(c, "saved_activations_mb", "std") for c in micro],
+                capsize=3, color="tab:blue", label="activations kept for backward (MB, left)")
+    time_axis = axes[2].twinx()
+    time_axis.bar(positions + 0.2, [stat(c, "time_per_step_s") for c in micro], 0.4, yerr=[stat(c, "time_per_step_s", "std") for c in micro],
+                  capsize=3, color="tab:orange", label="time per step (s, right)")
+    time_axis.set_ylabel("seconds per step")
+    axes[2].set_xticks(positions)
+    axes[2].set_xticklabels([f"{s}" + (" (whole)" if i == 0 else "") for i, s in enumerate(sizes)])
+    style(axes[2], f"Micro-batches at {shape[0]} prompts x G={shape[1]} (same gradient)", "responses per backward pass", "MB", legend=False)
+    handles = axes[2].get_legend_handles_labels()[0] + time_axis.get_legend_handles_labels()[0]
+    axes[2].legend(handles, [h.get_label() for h in handles], fontsize=7, loc="upper right")
+    return figure
+
+
+# --- 7 ---------------------------------------------------------------------------------------------------
+
+def grpo_vs_ppo_figure(result: dict) -> Figure:
+    figure, axes = new_figure(1, 3, 17, 4.8, result, "GRPO's group baseline against PPO's learned critic")
+    end = min(s["series"]["eval_wall_time"][-1] for c in result["cells"] for s in c["per_seed"])
+    for index, c in enumerate(result["cells"]):
+        draw_seed_band(axes[0], *eval_curves(c, "eval_samples"), label=c["label"], color=f"C{index}")
+        grid, curves = curves_on_time_grid(c, end)
+        draw_seed_band(axes[1], grid, curves, label=c["label"], color=f"C{index}")
+    for axis in axes[:2]:
+        axis.axhline(TARGET_ACCURACY, color="0.4", ls=":", lw=1)
+    style(axes[0], "Equal samples", "responses sampled", ACCURACY_LABEL)
+    style(axes[1], "Equal wall time (this CPU, shared)", "wall time (seconds)", ACCURACY_LABEL)
+    costs = np.logspace(-5, 1, 61)
+    for index, c in enumerate(result["cells"]):
+        per_seed = [[None if m["time_to_target_s"] is None else m["time_to_target_s"] + cost * m["samples_to_target"] for cost in costs]
+                    for m in (s["metrics"] for s in c["per_seed"])]
+        if any(v is not None for row in per_seed for v in row):
+            draw_seed_band(axes[2], costs, per_seed, label=c["label"], color=f"C{index}")
+    crossover = result["derived"].get("crossover_s_per_response")
+    if crossover:
+        axes[2].axvline(crossover, color="k", ls="--", lw=1, label=f"crossover {crossover:.2g} s/response")
+    axes[2].set_xscale("log")
+    style(axes[2], f"Cost to reach {TARGET_ACCURACY:.0%}: wall time + c x responses", "simulated generation cost c (seconds per response, log)",
+          "seconds (log)", log_y=True)
+    return figure
+
+
+# --- 8 ---------------------------------------------------------------------------------------------------
+
+def difficulty_figure(result: dict) -> Figure:
+    figure, axes = new_figure(1, 4, 19, 4.6, result, "Difficulty bias: how much each prompt counts under zscore vs mean (Dr. GRPO's argument)")
+    weight_cells = cells_where(result, part="weights")
+    G = weight_cells[0]["config"]["group_size"]
+    ks = list(range(1, G))
+    for c, line_style in zip(weight_cells, ("-", "--")):
+        for baseline in ("mean", "zscore"):
+            draw_error_points(axes[0], ks, [stat(c, f"weight_vs_middle.{baseline}.k={k}") for k in ks],
+                              [stat(c, f"weight_vs_middle.{baseline}.k={k}", "std") for k in ks],
+                              label=f"{baseline}, {c['axes']['policy']}", color=BASELINE_COLORS[baseline], ls=line_style)
+    style(axes[0], "A group's gradient norm, relative to a balanced group", f"right answers in the group (of G={G})",
+          "gradient norm / that of the most balanced group")
+    width = 0.4
+    for shift, c in enumerate(weight_cells):
+        fractions = [stat(c, f"frac_groups.k={k}") for k in range(G + 1)]
+        axes[1].bar(np.arange(G + 1) + (shift - 0.5) * width, fractions, width, yerr=[stat(c, f"frac_groups.k={k}", "std") for k in range(G + 1)],
+                    capsize=2, label=f"{c['axes']['policy']} policy")
+    style(axes[1], "How many groups have k right answers", f"right answers in the group (of G={G})", "fraction of groups")
+    training = cells_where(result, part="training")
+    positions = np.arange(len(training))
+    for shift, subset in enumerate(("hard", "easy")):
+        axes[2].bar(positions + (shift - 0.5) * width, [stat(c, f"{subset}_eval_accuracy") for c in training], width,
+                    yerr=[stat(c, f"{subset}_eval_accuracy", "std") for c in training], capsize=3, label=f"{subset} problems")
+    axes[2].set_xticks(positions)
+    axes[2].set_xticklabels([c["axes"]["baseline"] for c in training])
+    style(axes[2], "After training: hard (carry) vs easy problems", "baseline", ACCURACY_LABEL)
+    for c in training:
+        draw_seed_band(axes[3], *eval_curves(c), label=c["axes"]["baseline"], color=BASELINE_COLORS[c["axes"]["baseline"]])
+    style(axes[3], "Learning curves", "training step", ACCURACY_LABEL)
+    return figure
+
+
+FIGURES = {"variance": variance_figure, "offset-and-scale": offset_and_scale_figure, "group-size": group_size_figure,
+           "sigma-to-zero": sigma_to_zero_figure, "small-group-remedies": small_group_figure, "batch-blowup": blowup_figure,
+           "grpo-vs-ppo": grpo_vs_ppo_figure, "difficulty-bias": difficulty_figure}
+
+
+def experiment_figure(name: str, result: dict) -> Figure:
+    """The figure of experiment ``name`` drawn from a result dict (run_experiment or load_result)."""
+    if name not in FIGURES:
+        raise ValueError(f"experiment={name!r} is not valid: choose one of {', '.join(FIGURES)}")
+    return FIGURES[name](result)

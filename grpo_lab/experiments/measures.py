@@ -1,0 +1,363 @@
+"""What one experiment unit measures: one (cell, seed) -> one per-seed entry.
+
+A unit is a plain function of a cell's config dict and a seed, so it can run in a worker process
+and be re-run alone (``runner.run_cell``). Four kinds:
+
+- ``train``: a training run (``trainer.train``), summarised by ``run_metrics``;
+- ``variance``: many independent batches at a fixed policy, the policy gradient of each baseline
+  per group (``trainer.group_gradients``), its SNR and its cosine to a large-batch gradient;
+- ``difficulty_weights``: per-group gradient norms at a fixed policy, binned by how many of the
+  group's responses are right (Dr. GRPO's argument about dividing by the std);
+- ``blowup``: time per step and memory of a short run at a given batch shape.
+
+A per-seed entry is ``{"seed", "status", "metrics": {name: float | None}, "series": {...}}``.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+import statistics
+import sys
+import weakref
+
+import torch
+
+from ..advantages import EMABaseline, compute_advantages
+from ..critic import ValueModel
+from ..policy import TinyTransformer, load_reference_policy, sample
+from ..probes import cosine_similarity, gradient_noise
+from ..task import ProblemSampler, RewardModel, Task, decode, eval_batch
+from ..trainer import TrainConfig, greedy_correct, group_gradients, train
+
+LATE_FRACTION = 0.2  # "late" accuracy: the mean of the evaluations in the last 20% of the steps
+
+
+# --- training runs ----------------------------------------------------------------------------------
+
+def train_config(config: dict, seed: int) -> TrainConfig:
+    """The TrainConfig of a cell: its ``train`` overrides on top of the defaults, on the CPU."""
+    return TrainConfig.from_dict({**config.get("train", {}), "seed": seed, "device": "cpu"})
+
+
+def run_metrics(history: list[dict], target: float | None = None) -> dict:
+    """Scalar summaries of one run's history (per-step dicts, step 0 = before training).
+
+    late_eval_accuracy: mean held-out accuracy over the evaluations in the last 20% of the steps
+    (less noisy than the last one); *_to_target: the first evaluation at or above ``target``
+    (None if never); eval_total_drop: the sum of all falls between consecutive evaluations, and
+    eval_max_drawdown: the largest fall from the best accuracy so far (0 for a curve that never
+    goes down; both measure oscillation in accuracy points).
+    """
+    evals = [record for record in history if "eval_accuracy" in record]
+    accuracies = [record["eval_accuracy"] for record in evals]
+    last_step = history[-1]["step"]
+    late = [record["eval_accuracy"] for record in evals if record["step"] > 0 and record["step"] >= (1 - LATE_FRACTION) * last_step]
+    hit = next((record for record in evals if target is not None and record["eval_accuracy"] >= target), None)
+    trained = [record for record in history if record["step"] > 0]
+    running_best, drawdown = -1.0, 0.0
+    for accuracy in accuracies:
+        running_best = max(running_best, accuracy)
+        drawdown = max(drawdown, running_best - accuracy)
+
+    def over_steps(key: str, reduce) -> float | None:
+        values = [record[key] for record in trained if key in record]
+        return reduce(values) if values else None
+
+    return {
+        "initial_eval_accuracy": accuracies[0],
+        "final_eval_accuracy": accuracies[-1],
+        "late_eval_accuracy": statistics.fmean(late) if late else None,
+        "best_eval_accuracy": max(accuracies),
+        "steps_to_target": hit["step"] if hit else None,
+        "samples_to_target": hit["samples"] if hit else None,
+        "time_to_target_s": hit["wall_time"] if hit else None,
+        "reached_target": None if target is None else float(hit is not None),
+        "eval_total_drop": sum(max(0.0, a - b) for a, b in zip(accuracies, accuracies[1:])),
+        "eval_max_drawdown": drawdown,
+        "adv_abs_max": over_steps("adv_abs_max", max),
+        "frac_reward_zero_std": over_steps("frac_reward_zero_std", statistics.fmean),
+        "late_reward": statistics.fmean([r["reward"] for r in trained[-max(1, len(trained) // 5):]]) if trained else None,
+        # how much the logged train reward jumps from step to step (sampling noise plus real swings)
+        "reward_step_noise": statistics.stdev([b["reward"] - a["reward"] for a, b in zip(trained, trained[1:])]) / math.sqrt(2)
+        if len(trained) > 2 else None,
+        "final_kl": over_steps("kl", lambda values: values[-1]),
+        "late_explained_variance": over_steps("explained_variance", lambda values: statistics.fmean(values[-max(1, len(values) // 5):])),
+        "steps_completed": float(last_step),
+        "samples": float(history[-1].get("samples", 0)),
+        "wall_time_s": history[-1]["wall_time"],
+        "time_per_step_s": history[-1]["wall_time"] / last_step if last_step else None,
+    }
+
+
+def run_series(history: list[dict]) -> dict:
+    """The trimmed history kept in result files: the reward of every step, and every evaluation."""
+    evals = [record for record in history if "eval_accuracy" in record]
+    return {  # 4 significant digits are plenty for curves (accuracies are multiples of 1/300)
+        "reward": [float(f"{record['reward']:.4g}") for record in history if "reward" in record],
+        "eval_step": [record["step"] for record in evals],
+        "eval_samples": [record["samples"] for record in evals],
+        "eval_wall_time": [float(f"{record['wall_time']:.4g}") for record in evals],
+        "eval_accuracy": [float(f"{record['eval_accuracy']:.4g}") for record in evals],
+    }
+
+
+def accuracy_by_difficulty(policy: TinyTransformer, task: Task) -> dict:
+    """Greedy held-out accuracy on the 'hard' problems (task.is_hard: a carry) and on the others."""
+    correct = greedy_correct(policy, task, torch.device("cpu"))
+    hard = eval_batch(task).hard
+    return {"hard_eval_accuracy": float(correct[hard].float().mean()), "easy_eval_accuracy": float(correct[~hard].float().mean())}
+
+
+def train_unit(config: dict, seed: int) -> dict:
+    """One training run. config: {"train": TrainConfig overrides, "target": accuracy,
+    "by_difficulty": bool, "advantage_probe": bool}."""
+    train_cfg = train_config(config, seed)
+    result = train(train_cfg)
+    metrics = run_metrics(result.history, config.get("target"))
+    if config.get("by_difficulty"):
+        metrics.update(accuracy_by_difficulty(result.policy, Task.parse(train_cfg.task)))
+    if config.get("advantage_probe"):
+        metrics.update(advantage_noise_share(train_cfg, seed))
+    if train_cfg.baseline == "critic":
+        metrics["critic_parameters"] = float(sum(p.numel() for p in ValueModel(result.policy).parameters()))
+    metrics["policy_parameters"] = float(result.policy.num_parameters())
+    metrics["failed"] = float(result.status == "failed")
+    return {"seed": seed, "status": result.status, "message": result.message, "metrics": metrics, "series": run_series(result.history)}
+
+
+# --- fixed-policy measurements ------------------------------------------------------------------------
+
+@functools.lru_cache(maxsize=4)
+def fixed_policy(name: str, half_trained_steps: int) -> TinyTransformer:
+    """'reference': the shipped default policy; 'half-trained': it after ``half_trained_steps``
+    steps of default GRPO (seed 0). Cached per process: every unit of a worker reuses it."""
+    if name == "reference":
+        return load_reference_policy("default")
+    if name != "half-trained":
+        raise ValueError(f"policy={name!r} is not valid: choose 'reference' or 'half-trained'")
+    return train(TrainConfig(steps=half_trained_steps, seed=0, eval_every=0, probe_every=0, device="cpu")).policy
+
+
+def sample_groups(policy: TinyTransformer, task: Task, problems: ProblemSampler, reward_model: RewardModel,
+                  prompts_per_batch: int, group_size: int, generator: torch.Generator) -> dict:
+    """Sample G answers for each of P fresh problems and score them, as a training step does.
+    Returns prompts, answers, mask [B, ...] (B = P*G, groups contiguous), rewards and correct [P, G],
+    hard [P]."""
+    batch = problems.sample(prompts_per_batch)
+    prompts = batch.prompts.repeat_interleave(group_size, dim=0)
+    answers, mask = sample(policy, prompts, task.max_answer_length, 1.0, generator)
+    flat_rewards, correct = reward_model([decode(row) for row in answers], [a for a in batch.answers for _ in range(group_size)])
+    return {"prompts": prompts, "answers": answers, "mask": mask, "rewards": flat_rewards.view(-1, group_size),
+            "correct": correct.view(-1, group_size), "hard": batch.hard}
+
+
+def batch_group_gradients(policy: TinyTransformer, groups: dict, advantages: torch.Tensor, group_size: int, max_len: int) -> torch.Tensor:
+    """The GRPO loss's gradient for each group of a sampled batch under the given advantages
+    [P, G] (one pass, no KL: the ratio is 1), [P, n_params] (trainer.group_gradients)."""
+    mask = groups["mask"]
+    tensors = (groups["prompts"], groups["answers"], mask, None, None, advantages.reshape(-1, 1) * mask)
+    return group_gradients(policy, list(policy.parameters()), tensors, TrainConfig(), group_size, max_len)
+
+
+@functools.lru_cache(maxsize=4)
+def reference_gradient(policy_name: str, half_trained_steps: int, prompts: int, group_size: int) -> tuple[torch.Tensor, float]:
+    """A large-batch estimate of the expected policy gradient at the fixed policy, with the
+    leave-one-out baseline (RLOO: unbiased, so its mean is what none, mean, rloo and ema all
+    estimate; z-scoring's is not). Returns (gradient [n_params], the cosine between its two halves,
+    a check of how well it is estimated: 1 would be noise-free)."""
+    policy = fixed_policy(policy_name, half_trained_steps)
+    task = Task.parse("2d+")
+    generator = torch.Generator().manual_seed(99_991)
+    groups = sample_groups(policy, task, ProblemSampler(task, 99_991), RewardModel(), prompts, group_size, generator)
+    advantages = compute_advantages(groups["rewards"], "rloo")
+    halves = batch_group_gradients(policy, groups, advantages, prompts * group_size // 2, task.max_answer_length)
+    return halves.mean(dim=0), cosine_similarity(halves[0], halves[1])
+
+
+def variance_unit(config: dict, seed: int) -> dict:
+    """Policy-gradient noise of each baseline at a fixed policy and group size G.
+
+    config: {"policy", "half_trained_steps", "group_size", "prompts", "batches", "ema_warmup",
+    "baselines", "reference_prompts", "reference_group_size"}. Every batch (P prompts x G answers)
+    is sampled once and every baseline's advantages are computed from the same rewards, so the
+    baselines are compared on identical samples. Metrics per baseline b (keys 'metric.b'):
+
+    - cos_step: mean cosine between one batch's gradient and the large-batch reference gradient
+    - cos_expected: cosine between the baseline's mean gradient (over all batches) and the
+      reference: below 1 when the baseline changes the expected direction (z-scoring does)
+    - snr: ||E g||^2 / trace Var(g) of a batch of P prompts, from the pooled per-group gradients
+      (probes.gradient_noise), with the noise's share removed from ||mean||^2
+    - snr_per_1k_responses: snr / (P * G) * 1000, for comparing G at equal samples
+    - grad_var: trace Var of a batch gradient (raw, scale-dependent: z-scored advantages are larger)
+    """
+    policy = fixed_policy(config["policy"], config["half_trained_steps"])
+    task, G, P = Task.parse("2d+"), config["group_size"], config["prompts"]
+    reference, reference_split_cosine = reference_gradient(config["policy"], config["half_trained_steps"],
+                                                           config["reference_prompts"], config["reference_group_size"])
+    unit_seed = seed * 1000 + G
+    problems, reward_model = ProblemSampler(task, unit_seed), RewardModel()
+    generator = torch.Generator().manual_seed(unit_seed)
+    ema = EMABaseline(TrainConfig().ema_decay)
+    for _ in range(config["ema_warmup"]):  # the trainer's EMA has seen earlier steps: warm it on earlier batches
+        ema.update(sample_groups(policy, task, problems, reward_model, P, G, generator)["rewards"])
+    gradients: dict[str, list[torch.Tensor]] = {baseline: [] for baseline in config["baselines"]}
+    rewards = []
+    for _ in range(config["batches"]):
+        groups = sample_groups(policy, task, problems, reward_model, P, G, generator)
+        rewards.append(groups["rewards"])
+        for baseline in config["baselines"]:
+            advantages = compute_advantages(groups["rewards"], baseline, ema_value=ema.current(groups["rewards"]))
+            gradients[baseline].append(batch_group_gradients(policy, groups, advantages, G, task.max_answer_length))
+        ema.update(groups["rewards"])
+    all_rewards = torch.cat(rewards)
+    # if the two halves of the reference agree with cosine c, the whole one agrees with the true gradient
+    # with cosine sqrt(r / (1 + r)), r = 2c / (1 - c) its signal-to-noise ratio (independent noise in each half)
+    ratio = 2 * reference_split_cosine / (1 - reference_split_cosine) if 0 < reference_split_cosine < 1 else 0.0
+    metrics: dict = {"reward": float(all_rewards.mean()), "frac_reward_zero_std": float((all_rewards.std(dim=1) == 0).float().mean()),
+                     "reference_split_cosine": reference_split_cosine, "reference_cos_to_truth": math.sqrt(ratio / (1 + ratio))}
+    for baseline, per_batch in gradients.items():
+        pooled = torch.cat(per_batch)  # [batches * P, n_params]
+        noise = gradient_noise(pooled)
+        per_group_variance = noise["grad_var"] * len(pooled)
+        signal = max(noise["grad_mean_norm"] ** 2 - noise["grad_var"], 0.0)
+        snr = signal / (per_group_variance / P) if per_group_variance > 0 else 0.0
+        metrics[f"cos_step.{baseline}"] = statistics.fmean(cosine_similarity(batch.mean(dim=0), reference) for batch in per_batch)
+        metrics[f"cos_expected.{baseline}"] = cosine_similarity(pooled.mean(dim=0), reference)
+        metrics[f"snr.{baseline}"] = snr
+        metrics[f"snr_per_1k_responses.{baseline}"] = snr / (P * G) * 1000
+        metrics[f"grad_var.{baseline}"] = per_group_variance / P
+    return {"seed": seed, "status": "finished", "message": "", "metrics": metrics}
+
+
+def difficulty_weights_unit(config: dict, seed: int) -> dict:
+    """How much each group pulls on the gradient, by the number k of right answers in it.
+
+    config: {"policy", "half_trained_steps", "group_size", "prompts", "batches", "baselines"}.
+    Metrics: frac_groups.k=K (how common each k is); grad_norm.b.k=K (mean norm of a group's
+    gradient under baseline b, only groups with 0 < k < G carry any); weight_vs_middle.b.k=K
+    (that norm divided by the norm of groups with k nearest G/2: how much an extreme group counts
+    relative to a balanced one); hard_vs_easy.b (mean group-gradient norm of 'hard' problems over
+    'easy' ones).
+    """
+    policy = fixed_policy(config["policy"], config["half_trained_steps"])
+    task, G, P = Task.parse("2d+"), config["group_size"], config["prompts"]
+    problems, reward_model = ProblemSampler(task, seed + 5000), RewardModel()
+    generator = torch.Generator().manual_seed(seed + 5000)
+    counts, hard, norms = [], [], {baseline: [] for baseline in config["baselines"]}
+    for _ in range(config["batches"]):
+        groups = sample_groups(policy, task, problems, reward_model, P, G, generator)
+        counts.append(groups["correct"].sum(dim=1).long())
+        hard.append(groups["hard"])
+        for baseline in config["baselines"]:
+            advantages = compute_advantages(groups["rewards"], baseline)
+            norms[baseline].append(batch_group_gradients(policy, groups, advantages, G, task.max_answer_length).norm(dim=1))
+    counts_all, hard_all = torch.cat(counts), torch.cat(hard)
+    metrics: dict = {f"frac_groups.k={k}": float((counts_all == k).float().mean()) for k in range(G + 1)}
+    for baseline, per_batch in norms.items():
+        norm = torch.cat(per_batch)
+        by_k = {k: float(norm[counts_all == k].mean()) if (counts_all == k).any() else None for k in range(1, G)}
+        present = [k for k, value in by_k.items() if value is not None]
+        middle = min(present, key=lambda k: abs(k - G / 2)) if present else None
+        for k, value in by_k.items():
+            metrics[f"grad_norm.{baseline}.k={k}"] = value
+            metrics[f"weight_vs_middle.{baseline}.k={k}"] = value / by_k[middle] if value is not None and by_k[middle] else None
+        mixed = (counts_all > 0) & (counts_all < G)
+        hard_norm, easy_norm = norm[mixed & hard_all], norm[mixed & ~hard_all]
+        metrics[f"hard_vs_easy.{baseline}"] = float(hard_norm.mean() / easy_norm.mean()) if len(hard_norm) and len(easy_norm) else None
+    return {"seed": seed, "status": "finished", "message": "", "metrics": metrics}
+
+
+def advantage_noise_share(config: TrainConfig, seed: int, prompts: int = 64) -> dict:
+    """At the starting policy, the share of the batch's total |advantage| that lands on groups whose
+    exact-match rewards are all equal (no real signal in them: with a noisy reward model any spread
+    there is noise, with partial credit it is partial credit). Also the largest |advantage|."""
+    policy, task = load_reference_policy(config.reference), Task.parse(config.task)
+    reward_model = RewardModel(config.reward, config.reward_offset, config.reward_scale, config.reward_noise, seed + 77)
+    generator = torch.Generator().manual_seed(seed + 77)
+    groups = sample_groups(policy, task, ProblemSampler(task, seed + 77), reward_model, prompts, config.group_size, generator)
+    advantages = compute_advantages(groups["rewards"], config.baseline, config.std_eps, config.std_scope, config.std_ddof, config.eps_mode)
+    no_signal = groups["correct"].std(dim=1) == 0
+    total = float(advantages.abs().sum())
+    finite = math.isfinite(total)
+    return {"probe_adv_abs_max": float(advantages.abs().max()) if finite else None,
+            "probe_no_signal_share": float(advantages[no_signal].abs().sum()) / total if finite and total > 0 else None,
+            "probe_frac_no_signal_groups": float(no_signal.float().mean())}
+
+
+# --- batch shape: time and memory -----------------------------------------------------------------------
+
+class SavedActivationMeter:
+    """Bytes of tensors autograd keeps for the backward pass, live and at their peak.
+
+    Used as ``with meter: ...``; counts through ``saved_tensors_hooks``, and a tensor's bytes are
+    released when autograd drops it after backward. This is the memory that grows with the number
+    of responses in a backward pass, which micro-batching bounds.
+    """
+
+    def __init__(self):
+        self.live, self.peak = 0, 0
+        self._hooks = torch.autograd.graph.saved_tensors_hooks(self._pack, self._unpack)
+
+    def _release(self, size: int) -> None:
+        self.live -= size
+
+    def _pack(self, tensor: torch.Tensor):
+        size = tensor.numel() * tensor.element_size()
+        self.live += size
+        self.peak = max(self.peak, self.live)
+        holder = _Holder((tensor,))  # autograd keeps this until backward; when it goes, so do the bytes
+        weakref.finalize(holder, self._release, size)
+        return holder
+
+    @staticmethod
+    def _unpack(holder):
+        return holder[0]
+
+    def __enter__(self):
+        self._hooks.__enter__()
+        return self
+
+    def __exit__(self, *exc):
+        return self._hooks.__exit__(*exc)
+
+
+class _Holder(list):
+    """A list that can be weakly referenced (a plain list cannot)."""
+
+
+def blowup_unit(config: dict, seed: int) -> dict:
+    """Time per step and peak memory of a short run at one batch shape. Meant for a fresh process
+    (the process's peak resident memory is only meaningful there).
+
+    config: {"train": overrides (prompts_per_step, group_size, micro_batch_size, steps >= 3)}.
+    time_per_step_s: median wall time of the steps without an evaluation; peak_rss_mb: peak
+    resident memory of the whole process (torch itself included); saved_activations_mb: peak bytes
+    autograd kept for backward; first_grad_norm: of step 1 (before clipping), to check that
+    micro-batching leaves the gradient unchanged.
+    """
+    try:
+        import resource  # Unix only: peak resident memory is left out elsewhere
+    except ImportError:
+        resource = None
+
+    def peak_rss_mb() -> float | None:  # ru_maxrss is in kB on Linux, in bytes on macOS
+        return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / (2**20 if sys.platform == "darwin" else 1024) if resource else None
+
+    train_cfg = train_config(config, seed)
+    rss_before = peak_rss_mb()
+    with SavedActivationMeter() as meter:
+        history = train(train_cfg).history
+    step_times = [b["wall_time"] - a["wall_time"] for a, b in zip(history, history[1:]) if "eval_accuracy" not in b]
+    metrics = {
+        "responses_per_step": float(train_cfg.prompts_per_step * train_cfg.group_size),
+        "time_per_step_s": statistics.median(step_times),
+        "peak_rss_mb": peak_rss_mb(),
+        "rss_before_mb": rss_before,
+        "saved_activations_mb": meter.peak / 2**20,
+        "first_grad_norm": history[1]["grad_norm"],
+    }
+    return {"seed": seed, "status": "finished", "message": "", "metrics": metrics}
+
+
+UNITS = {"train": train_unit, "variance": variance_unit, "difficulty_weights": difficulty_weights_unit, "blowup": blowup_unit}

@@ -1,0 +1,184 @@
+"""Run an experiment's cells over seeds in worker processes, summarise, and read/write result files.
+
+Result file (data/results/NAME.json; --fast results go to data/results/fast/):
+``{"name", "question", "command", "version", "fast", "seeds", "workers", "created", "wall_time_s",
+"train_defaults", "grid": [{"label", **axes}], "cells": [{"label", "axes", "config", "per_seed":
+[{"seed", "status", "message", "metrics", "series"?}], "summary": {metric: {"mean", "std", "n"}}}],
+"derived": {...}}``. ``std`` is over seeds (Bessel), ``n`` counts the seeds with a value.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import multiprocessing
+import os
+import time
+from datetime import datetime, timezone
+from pathlib import Path
+
+from .. import __version__
+from ..trainer import TrainConfig
+from .catalog import EXPERIMENTS
+from .measures import UNITS
+from .stats import summarize
+
+RESULTS_DIR = Path(__file__).resolve().parents[2] / "data" / "results"
+RESULT_KEYS = ("name", "question", "command", "version", "fast", "seeds", "workers", "created", "wall_time_s",
+               "train_defaults", "grid", "cells", "derived")
+CELL_KEYS = ("label", "axes", "config", "per_seed", "summary")
+SIGNIFICANT_DIGITS = 6
+
+
+def check_name(name: str) -> None:
+    if name not in EXPERIMENTS:
+        raise ValueError(f"experiment={name!r} is not valid: choose one of {', '.join(EXPERIMENTS)}")
+
+
+def check_options(name: str, seeds: int | None, workers: int) -> None:
+    """One ValueError naming the option, the value and the allowed range."""
+    check_name(name)
+    if seeds is not None and (not isinstance(seeds, int) or not 1 <= seeds <= 100):
+        raise ValueError(f"seeds={seeds!r} is not valid: must be an integer from 1 to 100")
+    if not isinstance(workers, int) or not 1 <= workers <= 64:
+        raise ValueError(f"workers={workers!r} is not valid: must be an integer from 1 to 64")
+
+
+def command_line(name: str, seeds: int, fast: bool, workers: int) -> str:
+    """The command that makes this result (what the result file records)."""
+    return f"python -m grpo_lab sweep {name} --seeds {seeds}" + (" --fast" if fast else "") + f" --workers {workers}"
+
+
+def result_path(name: str, fast: bool = False, directory: str | Path | None = None) -> Path:
+    base = Path(directory) if directory is not None else RESULTS_DIR / "fast" if fast else RESULTS_DIR
+    return base / f"{name}.json"
+
+
+def run_cell(config: dict, seed: int) -> dict:
+    """One unit: a cell's config and a seed -> its per-seed entry (measures.py). Deterministic on a CPU."""
+    return UNITS[config["kind"]](config, seed)
+
+
+def _worker_init() -> None:
+    # one thread per worker: the workers are the parallelism, and two threads per process on two
+    # cores would only fight
+    os.environ["OMP_NUM_THREADS"] = "1"
+    import torch
+
+    torch.set_num_threads(1)
+
+
+def _run_job(job: tuple[int, dict, int]) -> tuple[int, dict]:
+    index, config, seed = job
+    return index, run_cell(config, seed)
+
+
+def rounded(value, digits: int = SIGNIFICANT_DIGITS):
+    """Floats to ``digits`` significant digits, non-finite floats to None (JSON has no NaN), recursively."""
+    if isinstance(value, float):
+        return float(f"{value:.{digits}g}") if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {key: rounded(item, digits) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [rounded(item, digits) for item in value]
+    return value
+
+
+def run_experiment(name: str, seeds: int | None = None, fast: bool = False, workers: int = 2, progress: bool = True) -> dict:
+    """Run every cell of experiment ``name`` for ``seeds`` seeds (0..seeds-1; default: the
+    experiment's own), in ``workers`` processes, with a tqdm progress bar. Returns the result dict
+    (the schema in this module's docstring); ``write_result`` saves it."""
+    check_options(name, seeds, workers)
+    spec = EXPERIMENTS[name]
+    seeds = seeds or (spec.fast_seeds if fast else spec.seeds)
+    cells = spec.grid(fast)
+    # identical configs (e.g. G=16 with 8 prompts in both regimes of group-size) run once
+    unique: dict[str, int] = {}
+    jobs, job_of = [], {}
+    for index, cell in enumerate(cells):
+        key = json.dumps(cell["config"], sort_keys=True)
+        unique.setdefault(key, index)
+        for seed in range(seeds):
+            if unique[key] == index:
+                jobs.append((index, cell["config"], seed))
+            job_of[(index, seed)] = (unique[key], seed)
+
+    from tqdm.auto import tqdm
+
+    started = time.perf_counter()
+    outputs: dict[tuple[int, int], dict] = {}
+    bar = tqdm(total=len(jobs), desc=f"sweep {name}" + (" (fast)" if fast else ""), unit="run", disable=not progress)
+    if workers == 1 and not spec.fresh_process:
+        import torch
+
+        threads = torch.get_num_threads()
+        torch.set_num_threads(1)
+        try:
+            for job in jobs:
+                index, entry = _run_job(job)
+                outputs[(index, entry["seed"])] = entry
+                bar.update(1)
+        finally:
+            torch.set_num_threads(threads)
+    else:
+        context = multiprocessing.get_context("spawn")
+        with context.Pool(workers, initializer=_worker_init, maxtasksperchild=1 if spec.fresh_process else None) as pool:
+            for index, entry in pool.imap_unordered(_run_job, jobs):
+                outputs[(index, entry["seed"])] = entry
+                bar.update(1)
+    bar.close()
+
+    result_cells = []
+    for index, cell in enumerate(cells):
+        per_seed = [outputs[job_of[(index, seed)]] for seed in range(seeds)]
+        result_cells.append({**cell, "per_seed": per_seed, "summary": summarize(per_seed)})
+    result = {
+        "name": name, "question": spec.question, "command": command_line(name, seeds, fast, workers), "version": __version__,
+        "fast": fast, "seeds": seeds, "workers": workers, "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "wall_time_s": time.perf_counter() - started, "train_defaults": TrainConfig().to_dict(),
+        "grid": [{"label": cell["label"], **cell["axes"]} for cell in cells], "cells": result_cells,
+    }
+    result["derived"] = spec.derive(result_cells) if spec.derive else {}
+    return rounded(result)
+
+
+def check_result(result: dict) -> None:
+    """Raise ValueError if ``result`` does not follow the result schema (module docstring)."""
+    missing = [key for key in RESULT_KEYS if key not in result]
+    if missing:
+        raise ValueError(f"result is missing key(s): {', '.join(missing)}")
+    check_name(result["name"])
+    if not result["cells"] or len(result["grid"]) != len(result["cells"]):
+        raise ValueError("result must have one grid entry per cell, and at least one cell")
+    for cell in result["cells"]:
+        missing = [key for key in CELL_KEYS if key not in cell]
+        if missing:
+            raise ValueError(f"cell {cell.get('label')!r} is missing key(s): {', '.join(missing)}")
+        if len(cell["per_seed"]) != result["seeds"]:
+            raise ValueError(f"cell {cell['label']!r} has {len(cell['per_seed'])} seeds, the result says {result['seeds']}")
+        for entry in cell["per_seed"]:
+            if not {"seed", "status", "metrics"} <= set(entry):
+                raise ValueError(f"cell {cell['label']!r}: a per-seed entry lacks seed, status or metrics")
+        for metric, stats in cell["summary"].items():
+            if set(stats) != {"mean", "std", "n"}:
+                raise ValueError(f"cell {cell['label']!r}: summary of {metric!r} must have mean, std and n")
+
+
+def write_result(name: str, result: dict, directory: str | Path | None = None) -> Path:
+    """Save a result as NAME.json (in data/results/, or data/results/fast/ for a --fast result,
+    or ``directory``) and return the path."""
+    check_result(result)
+    path = result_path(name, result["fast"], directory)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(result, separators=(",", ":"), ensure_ascii=False) + "\n")  # compact: data/ stays small
+    return path
+
+
+def load_result(name: str, fast: bool = False, directory: str | Path | None = None) -> dict:
+    """Read a saved result (data/results/NAME.json by default). A missing file raises
+    FileNotFoundError with the command that makes it."""
+    check_name(name)
+    path = result_path(name, fast, directory)
+    if not path.is_file():
+        raise FileNotFoundError(f"{path} does not exist: make it with `python -m grpo_lab sweep {name}" + (" --fast" if fast else "") + "`")
+    return json.loads(path.read_text())

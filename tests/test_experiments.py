@@ -1,0 +1,170 @@
+"""Experiments (issue 4): the cached results and their schema, a cached cell re-run, every sweep in
+--fast mode, the sweep command line, and claims.md regenerated from the numbers."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+import torch
+from matplotlib.figure import Figure
+
+import grpo_lab
+from grpo_lab.cli import main
+from grpo_lab.experiments import (
+    CLAIMS,
+    EXPERIMENTS,
+    RESULTS_DIR,
+    check_result,
+    claims_markdown,
+    experiment_figure,
+    load_result,
+    run_cell,
+    run_experiment,
+    summarize,
+    write_result,
+)
+from grpo_lab.experiments.claims import UNTESTED, fmt, stat
+
+
+@pytest.fixture(scope="module")
+def cached() -> dict:
+    return {name: load_result(name) for name in EXPERIMENTS}
+
+
+@pytest.fixture
+def one_thread():
+    """Re-run a cell as the sweep's workers do: one torch thread (also much faster on a busy machine)."""
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)
+
+
+def test_every_experiment_has_a_cached_full_result_that_records_how_it_was_made(cached):
+    for name, result in cached.items():
+        check_result(result)
+        assert result["name"] == name and result["fast"] is False
+        assert result["version"] == grpo_lab.__version__
+        assert result["command"] == f"python -m grpo_lab sweep {name} --seeds {result['seeds']} --workers {result['workers']}"
+        assert result["seeds"] >= (5 if name == "group-size" else 3)
+        assert (RESULTS_DIR / f"{name}.png").is_file(), f"{name}.png is missing"
+        for cell in result["cells"]:
+            assert cell["per_seed"] and all(entry["status"] in ("finished", "failed") for entry in cell["per_seed"])
+
+
+def test_cached_results_draw_their_figures(cached):
+    for name, result in cached.items():
+        assert isinstance(experiment_figure(name, result), Figure)
+
+
+def test_claims_md_is_exactly_what_the_result_files_give(cached):
+    text = (RESULTS_DIR / "claims.md").read_text()
+    assert text == claims_markdown(cached), "claims.md is stale: run `python -m grpo_lab sweep claims`"
+    assert "not run yet" not in text and "needs a cell" not in text
+    for claim in CLAIMS:
+        assert claim.claim in text
+
+
+def test_numbers_quoted_in_claims_md_match_the_json(cached):
+    text = (RESULTS_DIR / "claims.md").read_text()
+    quoted = [("offset-and-scale", "none, offset 5", "late_eval_accuracy"), ("offset-and-scale", "mean, offset 5", "late_eval_accuracy"),
+              ("group-size", "equal samples, G=2", "late_eval_accuracy"), ("group-size", "equal prompts, G=16", "late_eval_accuracy"),
+              ("small-group-remedies", "G=2 + EMA baseline", "late_eval_accuracy"), ("variance", "reference, G=8", "snr.zscore")]
+    for name, label, metric in quoted:
+        summary = next(c for c in cached[name]["cells"] if c["label"] == label)["summary"][metric]
+        assert fmt(summary) in text, f"{name} / {label} / {metric}: {fmt(summary)} not quoted in claims.md"
+    assert fmt(stat(cached, "group-size", "equal samples, G=2", "late_eval_accuracy")) in text
+
+
+def test_every_testable_claim_gets_a_verdict_from_the_full_results(cached):
+    text = claims_markdown(cached)
+    for claim in CLAIMS:
+        if claim.evaluate is not None:
+            row = next(line for line in text.splitlines() if f"[{claim.claim}]" in line)
+            assert f"**{UNTESTED}**" not in row, claim.key
+
+
+@pytest.mark.learning
+def test_a_cached_training_cell_reruns_to_the_same_numbers(cached, one_thread):
+    cell = next(c for c in cached["small-group-remedies"]["cells"] if c["label"] == "G=2")
+    fresh = run_cell(cell["config"], seed=0)["metrics"]
+    stored = cell["per_seed"][0]["metrics"]
+    for metric in ("initial_eval_accuracy", "late_eval_accuracy", "final_eval_accuracy", "frac_reward_zero_std", "adv_abs_max"):
+        assert fresh[metric] == pytest.approx(stored[metric], abs=0.02), metric
+
+
+def test_a_cached_variance_cell_reruns_within_tolerance(cached, one_thread):
+    cell = next(c for c in cached["variance"]["cells"] if c["label"] == "reference, G=2")
+    fresh = run_cell(cell["config"], seed=0)["metrics"]
+    stored = cell["per_seed"][0]["metrics"]
+    for baseline in ("none", "mean", "zscore", "ema"):
+        for metric in ("cos_step", "cos_expected", "grad_var"):
+            key = f"{metric}.{baseline}"
+            assert fresh[key] == pytest.approx(stored[key], rel=0.05, abs=1e-3), key
+
+
+@pytest.mark.learning
+@pytest.mark.parametrize("name", [name for name in EXPERIMENTS if name != "group-size"])
+def test_every_experiment_runs_in_fast_mode_and_follows_the_schema(name, tmp_path):
+    result = run_experiment(name, fast=True, workers=2, progress=False)
+    path = write_result(name, result, tmp_path)
+    loaded = json.loads(path.read_text())  # strict JSON: no NaN or Infinity
+    check_result(loaded)
+    assert loaded["fast"] is True and loaded["command"].endswith("--fast --workers 2")
+    assert isinstance(experiment_figure(name, loaded), Figure)
+    claims_markdown({name: loaded})  # the claims cope with a partial, fast result
+
+
+@pytest.mark.learning
+def test_sweep_group_size_fast_writes_result_and_figure_with_a_progress_bar(tmp_path, capsys):
+    assert main(["sweep", "group-size", "--fast", "--out", str(tmp_path)]) == 0
+    captured = capsys.readouterr()
+    assert "sweep group-size (fast)" in captured.err and "100%" in captured.err
+    result = json.loads((tmp_path / "group-size.json").read_text())
+    check_result(result)
+    assert {cell["axes"]["regime"] for cell in result["cells"]} == {"equal prompts", "equal samples"}
+    assert (tmp_path / "group-size.png").stat().st_size > 10_000
+    assert "two_vs_large" in result["derived"]
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["sweep", "nope"], "NAME='nope' is not valid"),
+    (["sweep", "group-size", "--seeds", "0"], "--seeds=0 is not valid"),
+    (["sweep", "variance", "--workers", "0"], "--workers=0 is not valid"),
+])
+def test_sweep_rejects_bad_input_in_one_line(argv, message, capsys):
+    assert main(argv) == 2
+    error = capsys.readouterr().err
+    assert message in error and len(error.strip().splitlines()) == 1
+
+
+def test_load_result_says_how_to_make_a_missing_file(tmp_path):
+    with pytest.raises(FileNotFoundError, match="python -m grpo_lab sweep variance --fast"):
+        load_result("variance", fast=True, directory=tmp_path)
+    with pytest.raises(ValueError, match="experiment='nope' is not valid"):
+        load_result("nope")
+
+
+def test_summarize_counts_only_seeds_with_a_value():
+    per_seed = [{"metrics": {"a": 1.0, "b": None}}, {"metrics": {"a": 3.0, "b": 2.0}}, {"metrics": {"a": float("nan")}}]
+    summary = summarize(per_seed)
+    assert summary["a"] == {"mean": 2.0, "std": pytest.approx(2**0.5), "n": 2}
+    assert summary["b"] == {"mean": 2.0, "std": 0.0, "n": 1}
+
+
+def test_check_result_rejects_a_broken_result(cached):
+    broken = json.loads(json.dumps(cached["batch-blowup"]))
+    broken["cells"][0]["per_seed"].pop()
+    with pytest.raises(ValueError, match="seeds"):
+        check_result(broken)
+    del broken["command"]
+    with pytest.raises(ValueError, match="command"):
+        check_result(broken)
+
+
+def test_results_readme_quotes_the_recorded_wall_times(cached):
+    text = (RESULTS_DIR / "README.md").read_text()
+    assert f"{sum(result['wall_time_s'] for result in cached.values()):.0f} s" in text
+    for name, result in cached.items():
+        assert f"| `{name}` | {len(result['cells'])} x {result['seeds']} | {result['wall_time_s']:.0f} s |" in text, name
