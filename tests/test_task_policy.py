@@ -15,7 +15,19 @@ from grpo_lab.policy import (
     save_policy,
     token_logprobs,
 )
-from grpo_lab.task import EOS_ID, PAD_ID, ProblemSampler, RewardModel, Task, decode, encode, eval_path, eval_problems, score_answers, solve
+from grpo_lab.task import (
+    EOS_ID,
+    PAD_ID,
+    ProblemSampler,
+    RewardModel,
+    Task,
+    decode,
+    encode,
+    eval_path,
+    eval_problems,
+    score_answers,
+    solve,
+)
 
 
 def test_task_spec_parsing():
