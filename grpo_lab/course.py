@@ -1,0 +1,130 @@
+"""Small helpers every course notebook uses: fast mode, the notebook clock, cached results.
+
+Fast mode (``GRPO_LAB_FAST=1``) shrinks steps and seeds so that each notebook runs in about a
+minute on two CPU cores (CI runs the notebooks this way); without it a notebook runs in teaching
+mode, with the sizes its prose talks about.
+"""
+
+from __future__ import annotations
+
+import os
+import platform
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TypeVar
+
+import torch
+from matplotlib.figure import Figure
+
+from .plots import figure_png
+
+FAST_ENV = "GRPO_LAB_FAST"
+RESULTS_DIR_ENV = "GRPO_LAB_RESULTS_DIR"  # when set, cached experiment results are read from this folder
+FIGURE_DIR_ENV = "GRPO_LAB_FIGURE_DIR"  # when set, show() also saves every figure there as a PNG
+T = TypeVar("T")
+
+
+def fast_mode() -> bool:
+    """True when the environment variable GRPO_LAB_FAST is "1"."""
+    return os.environ.get(FAST_ENV) == "1"
+
+
+def pick(full: T, fast: T) -> T:
+    """``full`` in teaching mode, ``fast`` in fast mode: ``steps = pick(150, 40)``."""
+    return fast if fast_mode() else full
+
+
+def machine_summary() -> str:
+    """One line naming the CPU, the number of torch threads and the torch version."""
+    device = "CUDA" if torch.cuda.is_available() else "CPU"
+    return f"{device} ({platform.machine()}, {os.cpu_count()} cores, torch {torch.__version__} using {torch.get_num_threads()} threads)"
+
+
+@dataclass
+class NotebookClock:
+    """Measures a notebook's run time: wall clock and the CPU time of this process (the kernel)."""
+
+    name: str
+    wall_start: float = field(default_factory=time.perf_counter)
+    cpu_start: float = field(default_factory=time.process_time)
+
+    def elapsed(self) -> tuple[float, float]:
+        """(wall seconds, CPU seconds) since the notebook started."""
+        return time.perf_counter() - self.wall_start, time.process_time() - self.cpu_start
+
+    def report(self) -> None:
+        """Print the notebook's run time (the last cell of every notebook calls this)."""
+        wall, cpu = self.elapsed()
+        mode = "fast mode" if fast_mode() else "teaching mode"
+        print(f"{self.name} ran in {wall:.1f} s wall clock ({cpu:.1f} s CPU) in {mode} on {machine_summary()}.")
+
+
+def start_notebook(name: str, seed: int = 0) -> NotebookClock:
+    """Print the mode and the machine, seed torch, and start the notebook's clock."""
+    torch.manual_seed(seed)
+    mode = f"fast mode ({FAST_ENV}=1): fewer steps and seeds" if fast_mode() else f"teaching mode (set {FAST_ENV}=1 for a quick check run)"
+    print(f"{name}: {mode}; {machine_summary()}")
+    return NotebookClock(name)
+
+
+def show(figure: Figure, name: str = "") -> None:
+    """Display a matplotlib Figure in the notebook (as a PNG, so it also survives nbconvert);
+    with GRPO_LAB_FIGURE_DIR set, also save it there as NAME.png."""
+    from IPython.display import Image, display
+
+    png = figure_png(figure, dpi=100)
+    display(Image(png))
+    folder = os.environ.get(FIGURE_DIR_ENV)
+    if folder and name:
+        Path(folder).mkdir(parents=True, exist_ok=True)
+        (Path(folder) / f"{name}.png").write_bytes(png)
+
+
+def load_or_run(name: str, rerun: bool = False, seeds: int | None = None) -> dict:
+    """The cached result of experiment ``name`` (data/results/NAME.json, or NAME.json in the folder
+    named by GRPO_LAB_RESULTS_DIR, e.g. your own sweeps), or a fresh run of it when ``rerun`` is
+    True (in fast mode the fresh run is the experiment's fast slice; ``seeds``: how many)."""
+    from .experiments import load_result, run_experiment
+
+    if rerun:
+        return run_experiment(name, seeds=seeds, fast=fast_mode(), progress=True)
+    return load_result(name, directory=os.environ.get(RESULTS_DIR_ENV) or None)
+
+
+def result_cell(result: dict, label: str) -> dict:
+    """The cell of an experiment result with this label (a KeyError lists the labels there are)."""
+    for cell in result["cells"]:
+        if cell["label"] == label:
+            return cell
+    raise KeyError(f"{result.get('name')} has no cell {label!r}; its cells are: {', '.join(c['label'] for c in result['cells'])}")
+
+
+def stat(result: dict, label: str, metric: str) -> tuple[float | None, float | None, int]:
+    """(mean, std over seeds, number of seeds) of one metric of one cell."""
+    entry = result_cell(result, label)["summary"].get(metric, {})
+    return entry.get("mean"), entry.get("std"), entry.get("n", 0)
+
+
+def fmt(result: dict, label: str, metric: str, digits: int = 3) -> str:
+    """'0.734 +- 0.012 (5 seeds)': a metric as the course quotes it, mean +- std over seeds."""
+    mean, std, n = stat(result, label, metric)
+    if mean is None:
+        return "n/a"
+    return f"{mean:.{digits}f} +- {std:.{digits}f} ({n} seeds)" if n > 1 else f"{mean:.{digits}f} (1 seed)"
+
+
+def describe_result(result: dict) -> None:
+    """Print where a result comes from: its file, the command that makes it, seeds and date."""
+    mode = "fast slice" if result.get("fast") else "full run"
+    print(f"{result['name']} ({mode}): {result.get('question', '')}\n"
+          f"  made by: {result.get('command')}  on {result.get('created', '?')[:10]}, {result.get('wall_time_s', 0) / 60:.1f} min")
+
+
+def print_table(result: dict, metrics: list[str], labels: list[str] | None = None, digits: int = 3) -> None:
+    """One line per cell, one column per metric, mean +- std over seeds."""
+    labels = labels or [cell["label"] for cell in result["cells"]]
+    width = max(len(label) for label in labels)
+    print(f"{'':{width}}  " + "  ".join(f"{metric:>26}" for metric in metrics))
+    for label in labels:
+        print(f"{label:{width}}  " + "  ".join(f"{fmt(result, label, metric, digits):>26}" for metric in metrics))

@@ -1,0 +1,622 @@
+"""The interactive lab: sliders that re-run GRPO and draw its curves while it trains.
+
+    lab = GRPOLab(steps=60)                 # in a notebook cell: shows the dashboard
+    lab.controls["group_size"].value = 4    # any control, by TrainConfig field name: re-runs
+    lab.run_button.click(); lab.wait(60)    # or press Run, and wait for the run to end
+    lab.runs[-1].history                    # the finished runs, each with its config and history
+
+Four pieces, top to bottom:
+1. controls: ``build_controls`` makes one widget per knob, each with the CSS class ``grpo-<knob>``
+2. config: ``config_from_controls`` reads them into a TrainConfig; ``run_label`` names a run by
+   what differs from the others on the plot; ``explain_run`` puts what happened into plain words
+3. runner: every run is a background thread calling ``train`` once per seed; a threading.Event
+   cancels it (a changed control cancels the run in progress and starts a new one)
+4. view: while a run goes on, a second thread redraws ``plots.LiveRunFigure`` into a PNG a few
+   times a second and writes the status line, progress bar and hints. Threads write only these
+   output widgets, never the controls (the way that works in JupyterLab and Voila alike).
+``GRPOLab`` lays them out and wires them together; its callbacks are thin.
+"""
+
+from __future__ import annotations
+
+import html
+import itertools
+import os
+import threading
+import time
+from collections.abc import Callable
+from contextlib import contextmanager
+from dataclasses import dataclass, field, fields, replace
+
+import ipywidgets as widgets
+import torch
+import traitlets
+
+from .advantages import EPS_MODES, STD_SCOPES
+from .plots import LiveRunFigure, RunCurves
+from .policy import REFERENCE_NAMES, load_reference_policy
+from .task import REWARD_KINDS
+from .trainer import TrainConfig, TrainResult, train
+
+# --- 1. controls ----------------------------------------------------------------------------------
+
+GROUP_SIZES = (2, 4, 8, 16, 32, 64)
+BASELINE_OPTIONS = (("mean only", "mean"), ("z-score", "zscore"), ("none", "none"), ("RLOO", "rloo"),
+                    ("EMA", "ema"), ("critic (PPO)", "critic"))
+BASELINE_TOOLTIPS = ("r - mean(r): Dr. GRPO, TRL scale_rewards='none'",
+                     "(r - mean(r)) / (std(r) + eps): GRPO, TRL's default",
+                     "the raw reward: REINFORCE without a baseline",
+                     "r minus the mean of the other G-1 rewards: RLOO",
+                     "r minus a moving average of past rewards",
+                     "a learned value model and GAE: PPO")
+ADVANCED_CONTROLS = ("prompts_per_step", "steps", "lr", "kl_coef", "clip_eps", "reward", "reward_offset", "reward_scale",
+                     "reward_noise", "std_scope", "eps_mode", "skip_zero_std_groups", "reference", "seed")
+DESCRIPTION_STYLE = {"description_width": "170px"}
+ROW_LABELS = {"baseline": "baseline", "reward": "reward", "std_scope": "std over (std_scope)", "eps_mode": "epsilon (eps_mode)",
+              "skip_zero_std_groups": "equal-reward groups", "reference": "reference policy"}
+MAX_SEEDS = 5
+
+
+def css_class(name: str) -> str:
+    """The stable CSS class of a control: 'group_size' -> 'grpo-group-size'."""
+    return "grpo-" + name.replace("_", "-")
+
+
+def with_value(options: tuple, value) -> tuple:
+    """``options`` plus ``value`` if it is missing, sorted: a slider must be able to show its start."""
+    return tuple(sorted(set(options) | {value}))
+
+
+class EpsilonControl(widgets.HBox):
+    """std_eps on a log slider from 1e-10 to 1e-1, and a box for exactly 0. ``value`` is the float
+    the trainer gets; setting it (0 or positive) moves the slider and the box to match."""
+
+    value = traitlets.Float(1e-4)
+
+    def __init__(self, value: float, **kwargs):
+        self.slider = widgets.FloatLogSlider(value=value if value > 0 else 1e-4, base=10, min=-10, max=-1, step=0.5,
+                                             readout_format=".0e", description="epsilon (std_eps)",
+                                             continuous_update=False, style=DESCRIPTION_STYLE,
+                                             layout=widgets.Layout(width="520px"))
+        self.zero = widgets.Checkbox(value=value == 0, description="exactly 0", indent=False,
+                                     layout=widgets.Layout(width="110px"))
+        self.slider.disabled = value == 0
+        super().__init__([self.slider, self.zero], **kwargs)
+        self.value = value
+        self._syncing = False
+        self.slider.observe(self._from_parts, "value")
+        self.zero.observe(self._from_parts, "value")
+        self.observe(self._to_parts, "value")
+
+    def _from_parts(self, _change) -> None:
+        if not self._syncing:
+            self.slider.disabled = self.zero.value
+            self.value = 0.0 if self.zero.value else self.slider.value
+
+    def _to_parts(self, change) -> None:
+        self._syncing = True  # moving the parts must not write a stale value back
+        try:
+            self.zero.value = change.new == 0
+            self.slider.disabled = change.new == 0
+            if change.new > 0:
+                self.slider.value = change.new
+        finally:
+            self._syncing = False
+
+
+def build_controls(defaults: TrainConfig) -> dict[str, widgets.Widget]:
+    """One control per knob, keyed by TrainConfig field name, starting at ``defaults``' values."""
+    def slider(kind, value, low, high, description, **options):
+        return kind(value=value, min=min(low, value), max=max(high, value), description=description,
+                    continuous_update=False, style=DESCRIPTION_STYLE, layout=widgets.Layout(width="520px"), **options)
+
+    def log_slider(value, low_exponent, high_exponent, description, readout_format):
+        return widgets.FloatLogSlider(value=value, base=10, min=low_exponent, max=high_exponent, step=0.25,
+                                      description=description, readout_format=readout_format, continuous_update=False,
+                                      style=DESCRIPTION_STYLE, layout=widgets.Layout(width="520px"))
+
+    def choice(options, value, **style):
+        return widgets.ToggleButtons(options=options, value=value, style=style)  # labelled by its row (ROW_LABELS)
+
+    references = REFERENCE_NAMES if defaults.reference in REFERENCE_NAMES else (*REFERENCE_NAMES, defaults.reference)
+    controls = {
+        "group_size": widgets.SelectionSlider(options=with_value(GROUP_SIZES, defaults.group_size), value=defaults.group_size,
+                                              description="group size G", continuous_update=False,
+                                              style=DESCRIPTION_STYLE, layout=widgets.Layout(width="520px")),
+        "std_eps": EpsilonControl(defaults.std_eps),
+        "baseline": choice(BASELINE_OPTIONS, defaults.baseline, button_width="108px"),
+        "prompts_per_step": slider(widgets.IntSlider, defaults.prompts_per_step, 2, 64, "prompts per step P"),
+        "steps": slider(widgets.IntSlider, defaults.steps, 5, 500, "steps", step=5),
+        "lr": log_slider(defaults.lr, -5, -2, "learning rate", ".1e"),
+        "kl_coef": slider(widgets.FloatSlider, defaults.kl_coef, 0.0, 0.5, "KL coefficient (beta)", step=0.01),
+        "clip_eps": slider(widgets.FloatSlider, defaults.clip_eps, 0.05, 1.0, "ratio clip (clip_eps)", step=0.05),
+        "reward": choice(REWARD_KINDS, defaults.reward),
+        "reward_offset": slider(widgets.FloatSlider, defaults.reward_offset, -5.0, 5.0, "reward offset", step=0.1),
+        "reward_scale": log_slider(defaults.reward_scale, -2, 2, "reward scale", ".2g"),
+        "reward_noise": slider(widgets.FloatSlider, defaults.reward_noise, 0.0, 1.0, "reward noise (std)", step=0.01),
+        "std_scope": choice(STD_SCOPES, defaults.std_scope),
+        "eps_mode": choice(EPS_MODES, defaults.eps_mode),
+        "skip_zero_std_groups": widgets.Checkbox(value=defaults.skip_zero_std_groups, indent=False,
+                                                 description="skip them (DAPO's dynamic-sampling filter)",
+                                                 layout=widgets.Layout(width="auto")),
+        "reference": choice(references, defaults.reference),
+        "seed": widgets.BoundedIntText(value=defaults.seed, min=0, max=2**31 - 1, description="first seed",
+                                       style=DESCRIPTION_STYLE, layout=widgets.Layout(width="260px")),
+    }
+    controls["baseline"].tooltips = list(BASELINE_TOOLTIPS)
+    for name, control in controls.items():
+        control.add_class(css_class(name))
+    return controls
+
+
+def labelled_row(name: str, control: widgets.Widget) -> widgets.Widget:
+    """The control with its ROW_LABELS label in the description column (the other controls carry
+    their own description; a ToggleButtons' own would wrap above its buttons)."""
+    if name not in ROW_LABELS:
+        return control
+    label = widgets.Label(ROW_LABELS[name], layout=widgets.Layout(width=DESCRIPTION_STYLE["description_width"],
+                                                                  display="flex", justify_content="flex-end"))
+    return widgets.HBox([label, control])
+
+
+# --- 2. config, labels and explanations -----------------------------------------------------------
+
+SHORT_NAMES = {"group_size": "G", "prompts_per_step": "P", "std_eps": "eps", "kl_coef": "beta", "clip_eps": "clip",
+               "reward_offset": "offset", "reward_scale": "scale", "reward_noise": "noise", "reference": "ref",
+               "skip_zero_std_groups": "skip equal", "std_scope": "std over", "eps_mode": "eps mode"}
+ZERO_STD_HINT_LEVEL = 0.5  # a hint when at least this fraction of recent groups had no reward spread
+EXPLOSION_HINT_LEVEL = 10.0  # a hint when some |advantage| grew past this
+AMPLIFIED_NOISE_LEVEL = 0.05  # z-score hint: groups whose reward std is below this still get unit-size advantages
+
+
+def config_from_controls(controls: dict[str, widgets.Widget], base: TrainConfig) -> TrainConfig:
+    """``base`` with every control's value; validated (ValueError names the knob and the range)."""
+    return replace(base, **{name: control.value for name, control in controls.items()}).validate()
+
+
+def seed_configs(config: TrainConfig, num_seeds: int) -> list[TrainConfig]:
+    """The same config for seeds config.seed, config.seed + 1, ..."""
+    return [replace(config, seed=config.seed + offset) for offset in range(num_seeds)]
+
+
+def run_label(config: TrainConfig, compared: list[TrainConfig], num_seeds: int = 1) -> str:
+    """'G=4, zscore', plus every other knob whose value differs among the ``compared`` configs."""
+    differing = [f.name for f in fields(TrainConfig)
+                 if f.name not in ("group_size", "baseline") and len({getattr(c, f.name) for c in [config, *compared]}) > 1]
+    parts = [f"G={config.group_size}", config.baseline]
+    for name in differing:
+        value = getattr(config, name)
+        parts.append(f"{SHORT_NAMES.get(name, name)}={value:g}" if isinstance(value, float) else f"{SHORT_NAMES.get(name, name)}={value}")
+    if num_seeds > 1:
+        parts.append(f"{num_seeds} seeds")
+    return ", ".join(parts)
+
+
+def explain_run(config: TrainConfig, history: list[dict], status: str, message: str = "") -> list[str]:
+    """Plain-words notes on a run (in progress or ended): why it failed, what a high
+    frac_reward_zero_std means, when advantages explode, what a reward offset does without a baseline."""
+    notes = []
+    if status == "failed":
+        notes.append("Training produced a number that is not finite (NaN or infinity), so the run was stopped rather "
+                     f"than plotting garbage. {message}")
+    recent = [record["frac_reward_zero_std"] for record in history[-10:] if "frac_reward_zero_std" in record]
+    if recent and sum(recent) / len(recent) >= ZERO_STD_HINT_LEVEL:
+        fraction = sum(recent) / len(recent)
+        notes.append(f"{fraction:.0%} of the recent groups gave every answer the same reward (all right or all wrong). "
+                     "A group like that has advantage 0 for every answer, so it teaches the policy nothing"
+                     + (" (and is skipped)" if config.skip_zero_std_groups else "")
+                     + ": learning comes only from the other groups. A larger group, the default reference or "
+                       "partial-credit reward gives more groups a spread.")
+    largest = max((record.get("adv_abs_max", 0.0) for record in history), default=0.0)
+    if largest > EXPLOSION_HINT_LEVEL:
+        notes.append(f"The largest |advantage| reached {largest:.3g}: with baseline {config.baseline!r} the size of the "
+                     "rewards (their scale and offset) goes straight into the size of the update. Z-scoring divides "
+                     "it away; a smaller learning rate or reward scale tames it too.")
+    spread = [record["reward_std"] for record in history[-10:] if "reward_std" in record]
+    if config.baseline == "zscore" and spread and largest > 0.5 and sum(spread) / len(spread) < AMPLIFIED_NOISE_LEVEL:
+        notes.append(f"The rewards within a group differ by only {sum(spread) / len(spread):.2g} on average (their std), "
+                     "yet z-scoring scales every group's advantages to about unit size: whatever tiny differences "
+                     "there are (reward noise, partial credit) are amplified into a full-size signal. Compare mean only.")
+    if config.baseline == "none" and config.reward_offset != 0:
+        direction = "up" if config.reward_offset > 0 else "down"
+        notes.append(f"With no baseline each answer's advantage is its reward, so the offset {config.reward_offset:g} "
+                     f"pushes every sampled answer {direction} alike and only the small differences between answers "
+                     "teach. Mean only subtracts the offset away.")
+    return notes
+
+
+# --- 3. runner ------------------------------------------------------------------------------------
+
+@dataclass
+class LabRun:
+    """One press of Run (or one change of a control): the same config trained once per seed.
+
+    configs: one TrainConfig per seed; histories: one list of per-step dicts per seed, filled while
+    it trains; results: the TrainResult of every seed that ended; advantages: the latest step's
+    advantages [P, G]. status: waiting | running | finished | failed | stopped.
+    """
+
+    configs: list[TrainConfig]
+    key: int
+    color: str = "C0"
+    number: int = 0  # 1, 2, ... in the order runs start training (superseded ones get none)
+    histories: list[list[dict]] = field(default_factory=list)
+    results: list[TrainResult] = field(default_factory=list)
+    advantages: torch.Tensor | None = None
+    advantages_step: int = 0
+    status: str = "waiting"
+    message: str = ""
+    stop_reason: str = ""
+    started: float = 0.0
+    elapsed: float = 0.0
+    version: int = 0  # bumped on every new record, so the view knows when to redraw
+    stop_event: threading.Event = field(default_factory=threading.Event, repr=False)
+
+    @property
+    def config(self) -> TrainConfig:
+        return self.configs[0]
+
+    @property
+    def history(self) -> list[dict]:
+        """The first seed's history (step 0 = the reference's evaluation)."""
+        return self.histories[0] if self.histories else []
+
+    @property
+    def num_seeds(self) -> int:
+        return len(self.configs)
+
+    @property
+    def steps_done(self) -> int:
+        return sum(max(len(history) - 1, 0) for history in self.histories)
+
+    def record_step(self, record: dict) -> None:  # train's on_step
+        self.histories[-1].append(record)
+        self.version += 1
+
+    def record_batch(self, batch: dict) -> None:  # train's on_batch
+        self.advantages, self.advantages_step = batch["advantages"], batch["step"]
+
+    def cancel(self, reason: str) -> None:
+        self.stop_reason = self.stop_reason or reason
+        self.stop_event.set()
+
+    def train_all_seeds(self) -> None:
+        """Train every seed in turn (in the calling thread); stop at the first seed that does not finish."""
+        self.status, self.started = "running", time.perf_counter()
+        for config in self.configs:
+            self.histories.append([])
+            result = train(config, on_step=self.record_step, stop=self.stop_event, on_batch=self.record_batch)
+            self.results.append(result)
+            if result.status != "finished":
+                self.status, self.message = result.status, result.message
+                break
+        else:
+            self.status = "finished"
+        self.elapsed = time.perf_counter() - self.started
+        self.version += 1
+
+
+def default_training_threads() -> int:
+    """torch threads for the lab's training: one core fewer than the machine has (at most torch's
+    default), leaving a core to draw the plot and serve the page. On two cores that is one thread:
+    an OpenMP team of two that has to share its cores with the drawing thread spin-waits, and
+    training then runs several times slower (benchmarks/README.md, "Lab")."""
+    return max(1, min(torch.get_num_threads(), (os.cpu_count() or 2) - 1))
+
+
+@contextmanager
+def torch_threads(count: int):
+    """Train with ``count`` torch threads, then restore the number this thread had."""
+    previous = torch.get_num_threads()
+    torch.set_num_threads(count)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(previous)
+
+
+class ViewTicker:
+    """Calls ``refresh`` in its own thread a few times a second while ``changed()`` says there is
+    something new; never sooner than 1.5x the last refresh took, so drawing leaves the CPU to training."""
+
+    def __init__(self, refresh: Callable[[], float], changed: Callable[[], bool], interval: float, name: str):
+        self.refresh, self.changed, self.interval = refresh, changed, interval
+        self._done = threading.Event()
+        self._thread = threading.Thread(target=self._loop, name=name, daemon=True)
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._done.set()
+        self._thread.join()
+
+    def _loop(self) -> None:
+        pause = self.interval
+        while not self._done.wait(pause):
+            if self.changed():
+                pause = max(self.interval, 1.5 * self.refresh())
+
+
+_warm_up_lock = threading.Lock()
+_warmed_up = False
+
+
+def warm_up_torch() -> None:
+    """Pay torch's one-time costs in a background thread, once per process: the first optimiser
+    construction imports torch._dynamo (seconds), so the first run can plot within a second."""
+    global _warmed_up
+    with _warm_up_lock:
+        if _warmed_up:
+            return
+        _warmed_up = True
+
+    def warm() -> None:
+        torch.optim.Adam([torch.zeros(1, requires_grad=True)])
+        load_reference_policy("default")
+
+    threading.Thread(target=warm, name="grpo-lab-warmup", daemon=True).start()
+
+
+# --- 4. the dashboard -----------------------------------------------------------------------------
+
+STATUS_WORDS = {"waiting": "Starting", "running": "Running", "finished": "Finished", "failed": "Failed", "stopped": "Stopped"}
+COLORS = tuple(f"C{index}" for index in range(10))  # matplotlib's default colour cycle
+BAR_STYLES = {"waiting": "info", "running": "info", "finished": "success", "failed": "danger", "stopped": "warning"}
+
+
+class GRPOLab:
+    """The dashboard. ``GRPOLab(**knobs)`` starts the controls at ``TrainConfig(**knobs)``.
+
+    autorun: start a run at once; max_runs: finished runs kept on the plot (oldest dropped);
+    refresh_interval: seconds between plot updates while training (at least); debounce: seconds a
+    new run waits for further changes before it starts; training_threads: torch threads of the
+    training thread (default: one core fewer than the machine has, see default_training_threads).
+    Surface for tests and notebooks: ``controls`` (by TrainConfig field name), ``num_seeds``,
+    ``x_axis``, ``run_button``, ``stop_button``, ``clear_button``, ``plot`` (the Image), ``status``,
+    ``progress``, ``hints``, ``runs`` (finished runs, oldest first), ``current``, ``wait(timeout)``.
+    """
+
+    def __init__(self, autorun: bool = False, max_runs: int = 6, refresh_interval: float = 0.25, debounce: float = 0.15,
+                 training_threads: int | None = None, **config_values):
+        self.base_config = TrainConfig(**config_values).validate()
+        self.max_runs, self.refresh_interval, self.debounce = max_runs, refresh_interval, debounce
+        self.training_threads = training_threads or default_training_threads()
+        self.controls = build_controls(self.base_config)
+        self.num_seeds = widgets.IntSlider(value=1, min=1, max=MAX_SEEDS, description="seeds (mean and band)",
+                                           continuous_update=False, style=DESCRIPTION_STYLE, layout=widgets.Layout(width="520px"))
+        self.x_axis = widgets.Dropdown(options=(("training step", "step"), ("responses sampled", "samples")),
+                                       value="step", description="x axis", style={"description_width": "60px"},
+                                       layout=widgets.Layout(width="240px"))
+        self.run_button = widgets.Button(description="Run", button_style="primary", icon="play", layout=widgets.Layout(width="110px"))
+        self.stop_button = widgets.Button(description="Stop", button_style="warning", icon="stop", layout=widgets.Layout(width="110px"))
+        self.clear_button = widgets.Button(description="Clear earlier runs", icon="trash", layout=widgets.Layout(width="180px"))
+        self.status = widgets.HTML("Move a slider or press Run.")
+        self.progress = widgets.IntProgress(value=0, min=0, max=1, layout=widgets.Layout(width="220px"))
+        self.hints = widgets.HTML("")
+        self.figure = LiveRunFigure()
+        self.plot = widgets.Image(format="png", layout=widgets.Layout(width="100%", max_width=f"{self.figure.width_px}px"))
+        for widget, name in ((self.num_seeds, "num_seeds"), (self.x_axis, "x_axis"), (self.run_button, "run"),
+                             (self.stop_button, "stop"), (self.clear_button, "clear"), (self.status, "status"),
+                             (self.progress, "progress"), (self.hints, "hints"), (self.plot, "plot")):
+            widget.add_class(css_class(name))
+
+        self.runs: list[LabRun] = []
+        self.current: LabRun | None = None
+        self._thread: threading.Thread | None = None
+        self._keys = itertools.count()
+        self._color_index = -1
+        self._started_runs = 0
+        self._lock = threading.RLock()  # guards runs, current and _thread
+        self._draw_lock = threading.Lock()  # one figure, drawn by one thread at a time
+
+        for control in (*self.controls.values(), self.num_seeds):
+            control.observe(lambda _change: self.start_run(), "value")
+        self.x_axis.observe(lambda _change: self.redraw(), "value")
+        self.run_button.on_click(lambda _button: self.start_run())
+        self.stop_button.on_click(lambda _button: self.stop())
+        self.clear_button.on_click(lambda _button: self.clear())
+        self.widget = self._layout()
+        warm_up_torch()
+        self.refresh_view()
+        if autorun:
+            self.start_run()
+
+    def _layout(self) -> widgets.VBox:
+        advanced = widgets.VBox([labelled_row(name, self.controls[name]) for name in ADVANCED_CONTROLS] + [self.num_seeds])
+        accordion = widgets.Accordion([advanced], titles=("Advanced: batch, optimiser, reward model, seeds",), selected_index=None)
+        accordion.add_class("grpo-advanced")
+        return widgets.VBox([
+            *[labelled_row(name, self.controls[name]) for name in ("group_size", "std_eps", "baseline")],
+            accordion,
+            widgets.HBox([self.run_button, self.stop_button, self.clear_button, self.x_axis]),
+            widgets.HBox([self.progress, self.status], layout=widgets.Layout(align_items="center")),
+            self.hints,
+            self.plot,
+        ], layout=widgets.Layout(max_width=f"{self.figure.width_px + 20}px"))
+
+    def _repr_mimebundle_(self, **kwargs):
+        return self.widget._repr_mimebundle_(**kwargs)
+
+    # -- callbacks (thin) --
+
+    def start_run(self) -> LabRun | None:
+        """Cancel the run in progress, if any, and start one with the controls' values; None (and
+        the reason in the status line) when the values are not a valid TrainConfig."""
+        try:
+            config = config_from_controls(self.controls, self.base_config)
+        except ValueError as error:
+            self.status.value = f"<b>Cannot run:</b> {html.escape(str(error))}"
+            return None
+        with self._lock:
+            key = next(self._keys)
+            run = LabRun(seed_configs(config, self.num_seeds.value), key=key)
+            previous_thread = self._thread
+            if self.current is not None:
+                self.current.cancel("superseded")
+            self.current = run
+            self._thread = threading.Thread(target=self._run_in_background, args=(run, previous_thread),
+                                            name=f"grpo-lab-run-{key}", daemon=True)
+            self._thread.start()
+        self._show_status(run)  # "Starting ...": at once, before the previous run has wound down
+        return run
+
+    def stop(self) -> None:
+        """Stop the run in progress (it stays on the plot until the next run, not in ``runs``)."""
+        with self._lock:
+            if self.current is not None:
+                self.current.cancel("stopped by the user")
+
+    def clear(self) -> None:
+        """Forget the earlier runs (the run in progress goes on)."""
+        with self._lock:
+            self.runs.clear()
+        self.redraw()
+
+    def redraw(self) -> None:
+        """Redraw now if idle; a run in progress redraws at its next tick."""
+        with self._lock:
+            running = self.current is not None and self.current.status in ("waiting", "running")
+            if running:
+                self.current.version += 1
+        if not running:
+            self.refresh_view()
+
+    def wait(self, timeout: float | None = None) -> bool:
+        """Block until no run is in progress, at most ``timeout`` seconds; True when idle."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while True:
+            with self._lock:
+                thread = self._thread
+            if thread is None:
+                return True
+            thread.join(None if deadline is None else max(deadline - time.monotonic(), 0))
+            if thread.is_alive():
+                return False
+            with self._lock:
+                if thread is self._thread:
+                    return True
+
+    def close(self) -> None:
+        """Stop the run in progress and close every widget."""
+        self.stop()
+        self.wait(10)
+        pending = [self.widget]
+        while pending:
+            widget = pending.pop()
+            pending.extend(getattr(widget, "children", ()))
+            widget.close()
+
+    # -- the background run --
+
+    def _run_in_background(self, run: LabRun, previous_thread: threading.Thread | None) -> None:
+        if previous_thread is not None:
+            previous_thread.join()  # one run at a time: the cancelled one ends within a step
+        if run.stop_event.wait(self.debounce):  # a newer change came in: this run is superseded
+            run.status, run.message = "stopped", run.stop_reason
+            return
+        with self._lock:
+            self._started_runs += 1
+            run.number = self._started_runs
+        run.color = self._next_color()
+        seen = {"version": -1}
+
+        def changed() -> bool:
+            fresh = run.version != seen["version"]
+            seen["version"] = run.version
+            return fresh
+
+        ticker = ViewTicker(self.refresh_view, changed, self.refresh_interval, name=f"grpo-lab-view-{run.key}")
+        ticker.start()
+        try:
+            with torch_threads(self.training_threads):
+                run.train_all_seeds()
+        except Exception as error:  # a bug must not leave the dashboard saying "Running" forever
+            run.status, run.message = "failed", f"{type(error).__name__}: {error}"
+            raise
+        finally:
+            ticker.stop()
+            if run.status == "stopped":
+                run.message = run.stop_reason
+            with self._lock:
+                if run.status in ("finished", "failed"):
+                    # same configs and seeds train the same curves (CPU runs are deterministic): keep one copy
+                    self.runs = [earlier for earlier in self.runs if earlier.configs != run.configs] + [run]
+                    del self.runs[:-self.max_runs]
+                superseded = run is not self.current
+            if not superseded:
+                self.refresh_view()
+
+    def _next_color(self) -> str:
+        """The next matplotlib cycle colour ('C0'...'C9') that no run on the plot uses."""
+        with self._lock:
+            used = {run.color for run in self.runs}
+            self._color_index += 1
+            for offset in range(len(COLORS)):
+                color = COLORS[(self._color_index + offset) % len(COLORS)]
+                if color not in used:
+                    self._color_index += offset
+                    return color
+        return COLORS[self._color_index % len(COLORS)]
+
+    # -- the view: figure, status line, progress bar, hints --
+
+    def shown_runs(self) -> list[LabRun]:
+        """The runs on the plot, oldest first: the finished ones, then the current one."""
+        with self._lock:
+            shown = list(self.runs)
+            if self.current is not None and self.current not in shown and self.current.status != "waiting":
+                shown.append(self.current)
+        return shown
+
+    def refresh_view(self) -> float:
+        """Redraw the figure into the Image and update the status line; returns the seconds it took."""
+        started = time.perf_counter()
+        shown = self.shown_runs()
+        configs = [run.config for run in shown]
+        curves = [RunCurves(run.key, run_label(run.config, configs, run.num_seeds) + ("  (failed)" if run.status == "failed" else ""),
+                            [list(history) for history in run.histories], run.color, faded=run is not shown[-1],
+                            live=run.status in ("waiting", "running"))
+                  for run in shown]
+        newest = shown[-1] if shown else None
+        x_key = self.x_axis.value
+        x_max = max((run.config.steps * (1 if x_key == "step" else run.config.prompts_per_step * run.config.group_size)
+                     for run in shown), default=None)
+        advantages_title = ""
+        if newest is not None and newest.advantages is not None:
+            P, G = newest.advantages.shape
+            advantages_title = f"Advantages at step {newest.advantages_step} ({P} x {G} responses)"
+        with self._draw_lock:
+            self.figure.update(curves, x_key=x_key, x_max=x_max, advantages=newest.advantages if newest else None,
+                               advantages_title=advantages_title, histogram_color=newest.color if newest else None)
+            png = self.figure.png()
+        self.plot.value = png
+        self._show_status(self.current)
+        return time.perf_counter() - started
+
+    def _show_status(self, run: LabRun | None) -> None:
+        if run is None:
+            return
+        configs = [shown.config for shown in self.shown_runs()] or [run.config]
+        label = html.escape(run_label(run.config, configs, run.num_seeds))
+        total = run.config.steps * run.num_seeds
+        words = [f"<b>{STATUS_WORDS[run.status]}</b> run {run.number}: {label}" if run.number else f"<b>{STATUS_WORDS[run.status]}</b> {label}"]
+        if run.status == "running":
+            seed_part = f"seed {len(run.histories)} of {run.num_seeds}, " if run.num_seeds > 1 else ""
+            step = run.histories[-1][-1]["step"] if run.histories and run.histories[-1] else 0
+            words.append(f"{seed_part}step {step} of {run.config.steps}")
+        elif run.status in ("finished", "failed", "stopped"):
+            words.append(f"in {run.elapsed:.1f} s" + (f": {html.escape(run.message)}" if run.message and run.status == "stopped" else ""))
+        accuracies = [(history[0]["eval_accuracy"], [r["eval_accuracy"] for r in history if "eval_accuracy" in r][-1])
+                      for history in run.histories if history]
+        if accuracies:
+            start = sum(a for a, _ in accuracies) / len(accuracies)
+            latest = sum(b for _, b in accuracies) / len(accuracies)
+            over = " (mean over seeds)" if len(accuracies) > 1 else ""
+            words.append(f"held-out accuracy {start:.2f} &rarr; {latest:.2f}{over}")
+        self.status.value = " &middot; ".join(words)
+        self.progress.max = max(total, 1)
+        self.progress.value = min(run.steps_done, total) if run.status != "finished" else total
+        self.progress.bar_style = BAR_STYLES[run.status]
+        notes = explain_run(run.config, run.histories[-1] if run.histories else [], run.status, run.message)
+        self.hints.value = "".join(f"<p style='margin:4px 0;max-width:1000px'>&#9432; {html.escape(note)}</p>" for note in notes)

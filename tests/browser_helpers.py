@@ -1,0 +1,137 @@
+"""Servers and a browser for the browser tests: JupyterLab or Voila as a subprocess on a free
+127.0.0.1 port, with its own temporary Jupyter config, data and runtime folders (nothing leaks
+in or out), and Debian's Chromium driven by Playwright (never `playwright install`)."""
+
+from __future__ import annotations
+
+import os
+import secrets
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from contextlib import contextmanager
+from pathlib import Path
+
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
+                 "--no-first-run", "--disable-dev-shm-usage"]
+REPO = Path(__file__).resolve().parents[1]
+LAB_NOTEBOOK = REPO / "notebooks" / "03_interactive_lab.ipynb"
+ARTIFACTS = REPO / "tests" / "artifacts"
+SERVER_START_SECONDS = 120
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def isolated_environment(home: Path) -> dict[str, str]:
+    """The server's environment: fresh Jupyter/IPython folders under ``home``, fast mode, one
+    torch thread (the browser and the server share the two cores with the kernel)."""
+    environment = dict(os.environ)
+    for name, folder in (("JUPYTER_CONFIG_DIR", "config"), ("JUPYTER_DATA_DIR", "data"), ("JUPYTER_RUNTIME_DIR", "runtime"),
+                         ("IPYTHONDIR", "ipython")):
+        (home / folder).mkdir(parents=True, exist_ok=True)
+        environment[name] = str(home / folder)
+    # JupyterLab's "receive news?" toast would cover the page in screenshots
+    labconfig = home / "config" / "labconfig"
+    labconfig.mkdir(parents=True, exist_ok=True)
+    (labconfig / "page_config.json").write_text('{"disabledExtensions": {"@jupyterlab/apputils-extension:announcements": true}}')
+    environment.update(GRPO_LAB_FAST="1", OMP_NUM_THREADS="1", PYTHONUNBUFFERED="1")
+    environment.pop("JUPYTER_PATH", None)
+    return environment
+
+
+def answers(url: str | None, port: int) -> bool:
+    """Whether ``url`` answers (or, with url None, whether the port accepts connections)."""
+    if url is None:
+        with socket.socket() as probe:
+            return probe.connect_ex(("127.0.0.1", port)) == 0
+    try:
+        with urllib.request.urlopen(url, timeout=5):
+            return True
+    except OSError:
+        return False
+
+
+def wait_until_serving(url: str | None, port: int, process: subprocess.Popen, log: Path) -> None:
+    deadline = time.monotonic() + SERVER_START_SECONDS
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise RuntimeError(f"the server exited with {process.returncode}:\n{log.read_text()[-3000:]}")
+        if answers(url, port):
+            return
+        time.sleep(0.5)
+    raise RuntimeError(f"the server did not answer on port {port} within {SERVER_START_SECONDS} s:\n{log.read_text()[-3000:]}")
+
+
+def stop_server(process: subprocess.Popen) -> None:
+    """Interrupt the server (it shuts its kernels down), then terminate, then kill its process group."""
+    if process.poll() is not None:
+        return
+    for sent, grace in ((signal.SIGINT, 10), (signal.SIGTERM, 5), (signal.SIGKILL, 5)):
+        try:
+            os.killpg(process.pid, sent)
+            if sent == signal.SIGINT:  # jupyter asks "Shutdown this Jupyter server (y/[n])?" on one ^C: a second one skips it
+                time.sleep(0.5)
+                os.killpg(process.pid, sent)
+        except ProcessLookupError:
+            return
+        try:
+            process.wait(grace)
+            return
+        except subprocess.TimeoutExpired:
+            continue
+
+
+@contextmanager
+def serve(kind: str, workdir: Path):
+    """Start ``kind`` ('lab' or 'voila') on a copy of the lab notebook under ``workdir``; yields
+    the URL that opens the notebook (with the token for JupyterLab). Always shuts it down."""
+    root = workdir / "course"
+    (root / "notebooks").mkdir(parents=True)
+    notebook = root / "notebooks" / LAB_NOTEBOOK.name
+    shutil.copy(LAB_NOTEBOOK, notebook)  # a copy: JupyterLab saves outputs into what it opens
+    port, token = free_port(), secrets.token_hex(16)
+    if kind == "lab":
+        command = [sys.executable, "-m", "jupyter", "lab", "--no-browser", "--ServerApp.ip=127.0.0.1", f"--ServerApp.port={port}",
+                   "--ServerApp.port_retries=0", f"--IdentityProvider.token={token}", f"--ServerApp.root_dir={root}",
+                   "--ServerApp.allow_root=True",  # CI containers run as root
+                   "--LabApp.extension_manager=readonly"]  # no PyPI look-ups from the extension manager
+        ready = f"http://127.0.0.1:{port}/api/status?token={token}"
+        url = f"http://127.0.0.1:{port}/lab/tree/notebooks/{notebook.name}?token={token}"
+    elif kind == "voila":
+        command = [sys.executable, "-m", "voila", str(notebook), "--no-browser", "--Voila.ip=127.0.0.1", f"--Voila.port={port}",
+                   "--Voila.port_retries=0", "--show_tracebacks=True"]
+        ready, url = None, f"http://127.0.0.1:{port}/"  # Voila runs the notebook on every page request: wait for the port only
+    else:
+        raise ValueError(f"kind={kind!r} is not valid: choose lab or voila")
+    log = workdir / f"{kind}.log"
+    with open(log, "w") as log_file:
+        process = subprocess.Popen(command, cwd=root, env=isolated_environment(workdir / "home"), stdout=log_file,
+                                   stderr=subprocess.STDOUT, start_new_session=True)
+    try:
+        wait_until_serving(ready, port, process, log)
+        yield url
+    finally:
+        stop_server(process)
+
+
+@contextmanager
+def chromium_page(width: int = 1400, height: int = 1200):
+    """A fresh headless Chromium page (Debian's binary) with Playwright; closed afterwards."""
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
+        try:
+            page = browser.new_page(viewport={"width": width, "height": height})
+            yield page
+        finally:
+            browser.close()

@@ -1,0 +1,103 @@
+"""The lab in a real browser: JupyterLab and Voila in Debian's headless Chromium, driven by Playwright.
+
+Both tests open notebooks/03_interactive_lab.ipynb (a copy, in fast mode), let its default run
+finish, drag the group-size slider (which re-runs training), press Run, and each time wait until
+the plot image has changed and the status line says the new run finished. Screenshots go to
+tests/artifacts/.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+from browser_helpers import ARTIFACTS, CHROMIUM, chromium_page, serve
+
+pytestmark = [
+    pytest.mark.browser,
+    pytest.mark.skipif(not Path(CHROMIUM).exists(), reason=f"no Chromium at {CHROMIUM} (apt-get install chromium; .ci/run does)"),
+]
+
+RUN_SECONDS = 150_000  # ms: one fast-mode run, including the kernel's first torch import, on two busy cores
+FINISHED = re.compile(r"Finished run (\d+): (G=\d+)")
+
+LAST_FINISHED_RUN = """() => {
+    const status = document.querySelector('.grpo-status');
+    const match = status && status.textContent.match(/Finished run (\\d+)/);
+    return match ? Number(match[1]) : 0;
+}"""
+NEWER_RUN_FINISHED = """([run, source]) => {
+    const status = document.querySelector('.grpo-status');
+    const plot = document.querySelector('img.grpo-plot');
+    const match = status && status.textContent.match(/Finished run (\\d+)/);
+    return match && Number(match[1]) > run && plot && plot.src !== source;
+}"""
+
+
+def plot_source(page) -> str:
+    return page.locator("img.grpo-plot").get_attribute("src") or ""
+
+
+def wait_for_next_finished_run(page, run: int, source: str) -> tuple[int, str]:
+    """Wait until a run newer than ``run`` has finished and the plot shows something new than
+    ``source``; return (that run's number, its 'G=...' label part)."""
+    page.wait_for_function(NEWER_RUN_FINISHED, arg=[run, source], timeout=RUN_SECONDS)
+    status = page.locator(".grpo-status").text_content()
+    match = FINISHED.search(status)
+    assert match, status
+    return int(match.group(1)), match.group(2)
+
+
+def drag_group_size_to(page, index: int, count: int) -> None:
+    """Drag the group-size slider's handle to option ``index`` of ``count`` and release it."""
+    handle = page.locator(".grpo-group-size .noUi-handle")
+    track = page.locator(".grpo-group-size .noUi-base").bounding_box()
+    box = handle.bounding_box()
+    page.mouse.move(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
+    page.mouse.down()
+    page.mouse.move(track["x"] + track["width"] * index / (count - 1), box["y"] + box["height"] / 2, steps=8)
+    page.mouse.up()
+
+
+def exercise_dashboard(page, screenshot: str) -> None:
+    """The first run (started by the notebook) has finished or will; then slider, then Run."""
+    page.wait_for_function(LAST_FINISHED_RUN, timeout=RUN_SECONDS)
+    first = page.evaluate(LAST_FINISHED_RUN)
+    assert "Failed" not in page.locator(".grpo-status").text_content()
+
+    page.locator(".grpo-group-size").scroll_into_view_if_needed()
+    source = plot_source(page)
+    drag_group_size_to(page, index=1, count=6)  # 2, [4], 8, 16, 32, 64
+    after_slider, group = wait_for_next_finished_run(page, first, source)
+    assert group == "G=4", page.locator(".grpo-status").text_content()
+    assert page.locator(".grpo-group-size .widget-readout").inner_text().strip() == "4"
+
+    source = plot_source(page)
+    page.locator(".grpo-run").click()
+    after_run, group = wait_for_next_finished_run(page, after_slider, source)
+    assert group == "G=4"
+    assert page.locator("img.grpo-plot").evaluate("img => img.complete && img.naturalWidth") > 0
+
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    page.locator(".grpo-run").scroll_into_view_if_needed()
+    page.screenshot(path=str(ARTIFACTS / screenshot))
+
+
+def test_jupyterlab_runs_the_lab_notebook_and_the_slider_reruns(tmp_path):
+    with serve("lab", tmp_path) as url, chromium_page() as page:
+        page.goto(url)
+        page.wait_for_selector(".jp-Notebook-ExecutionIndicator[data-status='idle']", timeout=RUN_SECONDS)
+        page.locator(".lm-MenuBar-itemLabel", has_text="Run").first.click()
+        page.locator(".lm-Menu-itemLabel", has_text="Run All Cells").first.click()
+        # JupyterLab lays out only the cells in view: wait for the dashboard to exist, then look at it
+        page.wait_for_selector("img.grpo-plot", state="attached", timeout=RUN_SECONDS)
+        page.locator(".grpo-group-size").scroll_into_view_if_needed()
+        exercise_dashboard(page, "jupyterlab_lab.png")
+
+
+def test_voila_serves_the_lab_and_the_slider_reruns(tmp_path):
+    with serve("voila", tmp_path) as url, chromium_page() as page:
+        page.goto(url, timeout=RUN_SECONDS)
+        page.wait_for_selector("img.grpo-plot", state="attached", timeout=RUN_SECONDS)
+        exercise_dashboard(page, "voila_lab.png")

@@ -1,0 +1,133 @@
+"""The exercise checkers: a worked solution passes, a stub is 'not attempted', a wrong answer fails
+with a hint, and the course widgets compute what the library computes."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import torch
+
+from grpo_lab import compute_advantages, exercises
+from grpo_lab.widgets import AdvantageCalculator, Question, Quiz, advantage_table, group_diagnosis, parse_rewards
+
+SOLUTIONS = Path(__file__).resolve().parent.parent / "notebooks" / "solutions"
+
+# exercise name -> (checker, the name the solution defines, a plausible wrong answer)
+CODE_EXERCISES = {
+    "01_score_function": (exercises.check_score_function, "score_function", lambda logits, action: torch.softmax(logits, 0)),
+    "02_rloo": (exercises.check_rloo, "rloo", lambda rewards: rewards - rewards.mean(dim=1, keepdim=True)),
+    "02_k3": (exercises.check_k3, "k3", lambda logprobs, ref_logprobs: logprobs - ref_logprobs),
+    "04_zero_std_groups": (exercises.check_zero_std_groups, "zero_std_groups", lambda rewards: rewards.std(dim=1) < 1e-3),
+    "05_gae": (exercises.check_gae, "gae_one_response", lambda reward, values, lam: reward - values),
+}
+
+
+def solution(name: str, symbol: str):
+    namespace: dict = {}
+    exec((SOLUTIONS / f"{name}.py").read_text(), namespace)
+    return namespace[symbol]
+
+
+def stub(*_args):
+    raise NotImplementedError  # what an untouched exercise cell defines
+
+
+@pytest.mark.parametrize("name", CODE_EXERCISES)
+def test_worked_solution_passes(name, capsys):
+    checker, symbol, _ = CODE_EXERCISES[name]
+    checker(solution(name, symbol))
+    assert f"[{name}] PASS" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("name", CODE_EXERCISES)
+def test_untouched_exercise_is_not_attempted(name, capsys):
+    checker, _, _ = CODE_EXERCISES[name]
+    checker(stub)
+    out = capsys.readouterr().out
+    assert f"[{name}] NOT ATTEMPTED" in out and f"notebooks/solutions/{name}.py" in out
+
+
+@pytest.mark.parametrize("name", CODE_EXERCISES)
+def test_wrong_answer_fails_with_the_input_and_a_hint(name, capsys):
+    checker, _, wrong = CODE_EXERCISES[name]
+    checker(wrong)
+    out = capsys.readouterr().out
+    assert f"[{name}] FAIL" in out and ("Hint:" in out or "shape" in out)
+
+
+def test_a_crashing_answer_fails_without_a_traceback(capsys):
+    exercises.check_rloo(lambda rewards: rewards.undefined_method())
+    out = capsys.readouterr().out
+    assert "FAIL: calling it with" in out and "raised AttributeError" in out
+    exercises.check_rloo(lambda rewards: None)
+    assert "not a tensor of numbers" in capsys.readouterr().out
+
+
+def test_largest_zscore_prediction(capsys):
+    for prediction, outcome in ((solution("04_largest_zscore", "largest_zscore_g8"), "PASS"), (1.0, "FAIL"), (None, "NOT ATTEMPTED")):
+        exercises.check_largest_zscore(prediction)
+        assert f"[04_largest_zscore] {outcome}:" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("group_size", [2, 3, 8, 64])
+def test_samuelson_bound_is_what_the_library_reaches(group_size):
+    rewards = torch.zeros(1, group_size)
+    rewards[0, 0] = 1.0
+    for ddof in (0, 1):
+        reached = float(compute_advantages(rewards, "zscore", std_eps=0.0, std_ddof=ddof).abs().max())
+        assert reached == pytest.approx(exercises.largest_zscore(group_size, ddof), rel=1e-5)
+    random_groups = torch.rand(500, group_size, generator=torch.Generator().manual_seed(group_size))
+    assert float(compute_advantages(random_groups, "zscore", std_eps=0.0).abs().max()) <= exercises.largest_zscore(group_size) + 1e-5
+
+
+def test_prediction_is_recorded_not_graded(capsys):
+    choices = ("rises", "flat", "falls")
+    exercises.check_prediction("x", "falls", choices, "rises", "accuracy 0.5 -> 0.7")
+    out = capsys.readouterr().out
+    assert "[x] PREDICTION RECORDED" in out and "the measurement says 'rises'" in out and "accuracy 0.5 -> 0.7" in out
+    exercises.check_prediction("x", None, choices, "rises", "")
+    assert "[x] NOT ATTEMPTED" in capsys.readouterr().out
+    exercises.check_prediction("x", "up", choices, "rises", "")
+    assert "[x] FAIL: prediction='up' is not one of the choices" in capsys.readouterr().out
+
+
+def test_advantage_calculator_shows_the_library_values():
+    calculator = AdvantageCalculator(rewards="1, 0, 0, 1")
+    calculator.std_eps.value = 1e-6
+    table = calculator.current()
+    rewards = torch.tensor([[1.0, 0.0, 0.0, 1.0]])
+    assert table["zscore, Bessel std (TRL, verl)"] == pytest.approx(compute_advantages(rewards, "zscore", 1e-6)[0].tolist())
+    assert table["rloo: r_i - mean of others"] == pytest.approx(compute_advantages(rewards, "rloo")[0].tolist())
+    before = calculator.plot.value
+    calculator.set_rewards([1, 0, 0, 0, 0, 0, 0, 0])
+    assert calculator.plot.value != before and "r8=0" in calculator.table.value
+
+
+def test_advantage_calculator_explains_zero_and_tiny_std():
+    assert "0/0 = NaN" in group_diagnosis([1.0, 1.0, 1.0], 0.0, "add")
+    assert "exactly 0" in group_diagnosis([1.0, 1.0, 1.0], 1e-4, "add")
+    assert "noise amplification" in group_diagnosis([0.5, 0.5, 0.5 + 1e-3, 0.5], 1e-6, "add")
+    table = advantage_table([1.0, 1.0], std_eps=0.0)
+    assert all(value != value for value in table["zscore, Bessel std (TRL, verl)"])  # NaN, shown as such
+
+
+def test_bad_rewards_text_gives_one_clear_line():
+    with pytest.raises(ValueError, match=r"rewards='1, x' is not valid"):
+        parse_rewards("1, x")
+    with pytest.raises(ValueError, match="a group needs 2 to 64 rewards"):
+        parse_rewards("1")
+    calculator = AdvantageCalculator()
+    calculator.rewards_text.value = "1, x"
+    assert "is not valid" in calculator.message.value
+
+
+def test_quiz_gives_immediate_feedback_and_keeps_score():
+    quiz = Quiz([Question("q1", ["a", "b"], 1, ["why a", "why b"], "04"), Question("q2", ["c", "d"], 0, ["why c", "why d"])], "zh")
+    assert quiz.questions[0].choose(0).startswith("不对。 why a")
+    assert "why a" in quiz.questions[0].feedback.value
+    quiz.questions[0].choose(1)
+    quiz.questions[1].choose(0)
+    assert "2 / 2" in quiz.score.value
+    with pytest.raises(ValueError, match="language='fr' is not valid"):
+        Quiz([], "fr")

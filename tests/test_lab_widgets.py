@@ -1,0 +1,195 @@
+"""The lab's widgets without a browser: controls -> TrainConfig -> background run -> plot and status.
+
+Runs are short (10-20 steps); every lab is closed at the end of its test so no thread outlives it.
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+import time
+
+import pytest
+
+from grpo_lab import GRPOLab, TrainConfig, train
+from grpo_lab.lab import build_controls, config_from_controls, explain_run, run_label, torch_threads
+
+PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+WAIT_SECONDS = 240  # generous: CI shares two cores with the other tests
+
+
+@pytest.fixture
+def make_lab():
+    labs = []
+
+    def make(**values) -> GRPOLab:
+        lab = GRPOLab(**values)
+        labs.append(lab)
+        return lab
+
+    yield make
+    for lab in labs:
+        lab.close()
+
+
+def lab_threads() -> list[str]:
+    return [thread.name for thread in threading.enumerate() if thread.name.startswith(("grpo-lab-run", "grpo-lab-view"))]
+
+
+def wait_for_steps(lab: GRPOLab, steps: int, timeout: float = WAIT_SECONDS) -> None:
+    deadline = time.monotonic() + timeout
+    while lab.current is None or lab.current.steps_done < steps:
+        assert time.monotonic() < deadline, f"the run did not reach {steps} steps in {timeout} s"
+        time.sleep(0.05)
+
+
+def test_every_control_has_its_css_class_and_maps_to_a_config_field():
+    controls = build_controls(TrainConfig())
+    config_fields = set(TrainConfig().to_dict())
+    for name, control in controls.items():
+        assert name in config_fields
+        assert "grpo-" + name.replace("_", "-") in control._dom_classes
+    for name in ("group_size", "std_eps", "baseline"):
+        assert name in controls
+    assert set(controls["group_size"].options) >= {2, 4, 8, 16, 32, 64}
+    assert [value for _, value in controls["baseline"].options][:2] == ["mean", "zscore"]  # the comparison up front
+
+
+def test_epsilon_control_can_be_exactly_zero():
+    controls = build_controls(TrainConfig())
+    epsilon = controls["std_eps"]
+    epsilon.zero.value = True
+    assert epsilon.value == 0.0 and epsilon.slider.disabled
+    assert config_from_controls(controls, TrainConfig()).std_eps == 0.0
+    epsilon.value = 1e-6
+    assert not epsilon.zero.value and math.isclose(epsilon.slider.value, 1e-6)
+    epsilon.slider.value = 1e-8
+    assert math.isclose(config_from_controls(controls, TrainConfig()).std_eps, 1e-8)
+
+
+def test_a_bad_starting_value_is_one_clear_line():
+    with pytest.raises(ValueError, match=r"group_size=1 is not valid"):
+        GRPOLab(group_size=1)
+
+
+def test_run_reflects_the_controls_trains_for_real_and_redraws_the_plot(make_lab):
+    lab = make_lab(steps=20, eval_every=10, probe_every=5)
+    before = bytes(lab.plot.value)
+    assert before.startswith(PNG_SIGNATURE)
+    settings = {"group_size": 4, "baseline": "mean", "std_eps": 1e-6, "prompts_per_step": 8, "lr": 3e-4}
+    for name, value in settings.items():
+        lab.controls[name].value = value
+    lab.run_button.click()
+    assert lab.wait(WAIT_SECONDS)
+
+    run = lab.runs[-1]
+    for name, control in lab.controls.items():
+        assert getattr(run.config, name) == control.value, name
+    assert (run.config.group_size, run.config.baseline, run.config.prompts_per_step) == (4, "mean", 8)
+    assert run.status == "finished" and [r["step"] for r in run.history] == list(range(21))
+    assert [r["samples"] for r in run.history[1:]] == [8 * 4 * step for step in range(1, 21)]
+    # the history is the library's: the same config trained directly (with the same number of torch
+    # threads, which sets the order of floating-point sums) gives the same numbers
+    with torch_threads(lab.training_threads):
+        direct = train(run.config).history
+    assert [{k: v for k, v in r.items() if k != "wall_time"} for r in direct] == \
+           [{k: v for k, v in r.items() if k != "wall_time"} for r in run.history]
+
+    assert bytes(lab.plot.value) != before and bytes(lab.plot.value).startswith(PNG_SIGNATURE)
+    assert "Finished" in lab.status.value and "G=4, mean" in lab.status.value
+    assert lab.progress.value == lab.progress.max == 20
+    assert run.advantages is not None and tuple(run.advantages.shape) == (8, 4)
+
+
+def test_a_change_during_a_run_cancels_it_and_starts_the_new_one(make_lab):
+    lab = make_lab(steps=150)
+    lab.run_button.click()
+    wait_for_steps(lab, 2)
+    first = lab.current
+    lab.controls["group_size"].value = 4
+    lab.controls["steps"].value = 10  # within the debounce: the two changes make one new run
+    assert lab.wait(WAIT_SECONDS)
+    assert first.status == "stopped" and first.steps_done < 150
+    assert first not in lab.runs
+    assert [(run.config.group_size, run.config.steps, run.status) for run in lab.runs] == [(4, 10, "finished")]
+
+
+def test_stop_button_stops_the_run(make_lab):
+    lab = make_lab(steps=150)
+    lab.run_button.click()
+    wait_for_steps(lab, 1)
+    lab.stop_button.click()
+    assert lab.wait(WAIT_SECONDS)
+    assert lab.current.status == "stopped" and "user" in lab.current.message
+    assert lab.runs == [] and "Stopped" in lab.status.value
+
+
+def test_twenty_reruns_leave_no_live_training_threads(make_lab):
+    lab = make_lab(steps=10, eval_every=5, probe_every=5)
+    for index in range(20):
+        if index % 4 == 3:
+            lab.run_button.click()
+        else:
+            lab.controls["group_size"].value = (2, 4, 8)[index % 3]
+        time.sleep(0.1 if index % 2 else 0.4)  # some changes land while a run trains, some while it waits
+    assert lab.wait(WAIT_SECONDS)
+    assert lab_threads() == []
+    assert lab.runs[-1].config.group_size == lab.controls["group_size"].value
+    assert len(lab.runs) <= lab.max_runs
+
+
+def test_earlier_runs_stay_labelled_by_what_differs_and_clear_removes_them(make_lab):
+    lab = make_lab(steps=10, eval_every=5, probe_every=5)
+    lab.run_button.click()
+    assert lab.wait(WAIT_SECONDS)
+    lab.controls["group_size"].value = 4
+    assert lab.wait(WAIT_SECONDS)
+    assert [run.config.group_size for run in lab.runs] == [8, 4]
+    assert lab.runs[0].color != lab.runs[1].color
+    with_both = bytes(lab.plot.value)
+    lab.x_axis.value = "samples"  # redraws without training
+    assert bytes(lab.plot.value) != with_both
+    lab.clear_button.click()
+    assert lab.runs == [] and bytes(lab.plot.value) != with_both
+
+
+def test_several_seeds_train_in_turn(make_lab):
+    lab = make_lab(steps=10, eval_every=5, probe_every=5)
+    lab.num_seeds.value = 2
+    assert lab.wait(WAIT_SECONDS)
+    run = lab.runs[-1]
+    assert [config.seed for config in run.configs] == [0, 1]
+    assert [result.status for result in run.results] == ["finished", "finished"]
+    rewards = [[record.get("reward") for record in history] for history in run.histories]
+    assert rewards[0] != rewards[1]  # different seeds, different samples
+    assert "2 seeds" in lab.status.value and "mean over seeds" in lab.status.value
+
+
+def test_a_non_finite_run_says_why(make_lab):
+    lab = make_lab(steps=10, reference="weak")
+    lab.controls["std_eps"].value = 0.0
+    assert lab.wait(WAIT_SECONDS)
+    run = lab.runs[-1]
+    assert run.status == "failed" and "std_eps is 0" in run.message
+    assert "Failed" in lab.status.value
+    assert "not finite" in lab.hints.value and "std_eps" in lab.hints.value
+
+
+def test_run_label_names_what_differs():
+    base = TrainConfig()
+    other = TrainConfig(group_size=4, reward_offset=1.0)
+    assert run_label(base, [base]) == "G=8, zscore"
+    assert run_label(other, [base, other]) == "G=4, zscore, offset=1"
+    assert run_label(base, [base], num_seeds=3) == "G=8, zscore, 3 seeds"
+
+
+def test_explanations_in_plain_words():
+    config = TrainConfig()
+    quiet = explain_run(config, [{"step": 1, "frac_reward_zero_std": 0.1, "adv_abs_max": 2.0, "reward_std": 0.4}], "running")
+    assert quiet == []
+    dead_groups = explain_run(config, [{"step": 1, "frac_reward_zero_std": 0.9}], "running")
+    assert len(dead_groups) == 1 and "90%" in dead_groups[0] and "teaches the policy nothing" in dead_groups[0]
+    offset = explain_run(TrainConfig(baseline="none", reward_offset=2.0), [], "finished")
+    assert len(offset) == 1 and "offset 2" in offset[0]
+    amplified = explain_run(config, [{"step": 1, "reward_std": 0.001, "adv_abs_max": 1.4}], "running")
+    assert len(amplified) == 1 and "amplified" in amplified[0]
