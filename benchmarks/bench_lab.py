@@ -116,18 +116,22 @@ def fresh(warm_up: bool) -> dict:
     return json.loads(output.strip().splitlines()[-1])
 
 
-def memory_over_reruns(reruns: int) -> dict:
+def memory_over_reruns(reruns: int, every: int = 10) -> dict:
+    """Resident memory after warm-up and then every ``every`` re-runs (10 steps each): the
+    allocator makes single readings jump by tens of MB, the series shows whether memory grows."""
     from grpo_lab import GRPOLab
 
     lab = GRPOLab(steps=10, eval_every=5, probe_every=5)
     for index in range(5):  # warm: allocator, figure artists, the run list filled to max_runs
         lab.controls["group_size"].value = (4, 8)[index % 2]
         lab.wait()
-    before = resident_mb()
+    series = [resident_mb()]
     for index in range(reruns):
         lab.controls["group_size"].value = (2, 4, 8, 16)[index % 4]
         lab.wait()
-    return {"before_mb": before, "after_mb": resident_mb(), "reruns": reruns}
+        if (index + 1) % every == 0:
+            series.append(resident_mb())
+    return {"series_mb": series, "reruns": reruns, "every": every}
 
 
 def training_threads_comparison(steps: int = 40) -> dict[int, float]:
@@ -200,8 +204,9 @@ def main() -> None:
         row = first_runs[kind]
         print(f"| fresh kernel, {label}: GRPOLab() takes; {FIRST_RUN_THINK_SECONDS:.0f} s later a change -> first plot with a step | "
               f"{row['construct']:.1f} s; {row['first_step_plot']:.2f} s |")
-    print(f"| memory over {memory['reruns']} re-runs (10 steps each) | {memory['before_mb']:.0f} MB -> {memory['after_mb']:.0f} MB "
-          f"(+{memory['after_mb'] - memory['before_mb']:.0f} MB) |")
+    series = memory["series_mb"]
+    print(f"| memory over {memory['reruns']} re-runs (10 steps each), every {memory['every']} | "
+          f"{' -> '.join(f'{mb:.0f}' for mb in series)} MB (last - first: {series[-1] - series[0]:+.0f} MB) |")
     print(f"| a 40-step lab run trained with 1 torch thread (the lab's choice here) / with 2 | {threads[1]:.1f} s / {threads[2]:.1f} s |")
     accuracy = changes[0]["accuracy"]
     print(f"\nheld-out accuracy of the measured default run: {accuracy[0]:.2f} -> {accuracy[1]:.2f}")

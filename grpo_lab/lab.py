@@ -9,8 +9,9 @@ Four pieces, top to bottom:
 1. controls: ``build_controls`` makes one widget per knob, each with the CSS class ``grpo-<knob>``
 2. config: ``config_from_controls`` reads them into a TrainConfig; ``run_label`` names a run by
    what differs from the others on the plot; ``explain_run`` puts what happened into plain words
-3. runner: every run is a background thread calling ``train`` once per seed; a threading.Event
-   cancels it (a changed control cancels the run in progress and starts a new one)
+3. runner: every run is a background thread calling ``train`` once per seed, with one core fewer
+   than the machine has (the drawing needs one); a threading.Event cancels it (a changed control
+   cancels the run in progress and starts a new one)
 4. view: while a run goes on, a second thread redraws ``plots.LiveRunFigure`` into a PNG a few
    times a second and writes the status line, progress bar and hints. Threads write only these
    output widgets, never the controls (the way that works in JupyterLab and Voila alike).

@@ -1,7 +1,7 @@
 """Keep the course notebooks committable and check that they run.
 
     python scripts/notebook_tools.py strip [NOTEBOOK ...] [--check]   outputs stripped, kernelspec set
-    python scripts/notebook_tools.py time [--mode fast|full|both]     run every notebook, record its time
+    python scripts/notebook_tools.py time [NOTEBOOK ...] [--mode fast|full|both]   run notebooks, record their times
 
 ``time`` writes data/course/notebook_times.json and rewrites the run-time table of
 notebooks/00_start_here.ipynb (the markdown cell tagged ``notebook-times``) from it, so the
@@ -182,10 +182,11 @@ def update_course_map(times: dict) -> None:
     nbformat.write(strip_notebook(notebook), path)
 
 
-def command_time(modes: list[str]) -> int:
+def command_time(modes: list[str], paths: list[Path]) -> int:
+    """Time ``paths`` (default: every notebook) in each mode; other notebooks keep their recorded times."""
     times = json.loads(TIMES_PATH.read_text()) if TIMES_PATH.is_file() else {"notebooks": {}}
     times["machine"] = f"{platform.machine()}, {os.cpu_count()} cores, {platform.system()}"
-    for path in course_notebooks():
+    for path in paths or course_notebooks():
         entry = times["notebooks"].setdefault(path.stem, {})
         for mode in modes:
             missing = needs_missing_module(path)
@@ -213,11 +214,12 @@ def main(argv: list[str] | None = None) -> int:
     strip_parser.add_argument("paths", nargs="*", type=Path)
     strip_parser.add_argument("--check", action="store_true", help="only report; exit 1 if a notebook is not clean")
     time_parser = commands.add_parser("time", help="run every notebook and record its run time")
+    time_parser.add_argument("paths", nargs="*", type=Path, help="default: every notebooks/*.ipynb")
     time_parser.add_argument("--mode", choices=("fast", "full", "both"), default="both")
     args = parser.parse_args(argv)
     if args.command == "strip":
         return command_strip([p.resolve() for p in args.paths] or course_notebooks(), args.check)
-    return command_time(["fast", "full"] if args.mode == "both" else [args.mode])
+    return command_time(["fast", "full"] if args.mode == "both" else [args.mode], [p.resolve() for p in args.paths])
 
 
 if __name__ == "__main__":

@@ -43,6 +43,11 @@ def isolated_environment(home: Path) -> dict[str, str]:
     labconfig = home / "config" / "labconfig"
     labconfig.mkdir(parents=True, exist_ok=True)
     (labconfig / "page_config.json").write_text('{"disabledExtensions": {"@jupyterlab/apputils-extension:announcements": true}}')
+    # JupyterLab 4 renders only the cells in view by default; "Run All" scrolls to the last cell, and
+    # the dashboard above it would then never be attached to the page: render every cell instead
+    tracker = home / "config" / "lab" / "user-settings" / "@jupyterlab" / "notebook-extension"
+    tracker.mkdir(parents=True, exist_ok=True)
+    (tracker / "tracker.jupyterlab-settings").write_text('{"windowingMode": "none"}')
     environment.update(GRPO_LAB_FAST="1", OMP_NUM_THREADS="1", PYTHONUNBUFFERED="1")
     environment.pop("JUPYTER_PATH", None)
     return environment

@@ -34,6 +34,13 @@ NEWER_RUN_FINISHED = """([run, source]) => {
     return match && Number(match[1]) > run && plot && plot.src !== source;
 }"""
 
+SCROLL_TO_DASHBOARD = """() => {
+    if (document.querySelector('img.grpo-plot')) return true;
+    const panel = document.querySelector('.jp-NotebookPanel-notebook, .jp-WindowedPanel-outer');
+    if (panel) panel.scrollTop = 0;
+    return false;
+}"""
+
 
 def plot_source(page) -> str:
     return page.locator("img.grpo-plot").get_attribute("src") or ""
@@ -90,8 +97,9 @@ def test_jupyterlab_runs_the_lab_notebook_and_the_slider_reruns(tmp_path):
         page.wait_for_selector(".jp-Notebook-ExecutionIndicator[data-status='idle']", timeout=RUN_SECONDS)
         page.locator(".lm-MenuBar-itemLabel", has_text="Run").first.click()
         page.locator(".lm-Menu-itemLabel", has_text="Run All Cells").first.click()
-        # JupyterLab lays out only the cells in view: wait for the dashboard to exist, then look at it
-        page.wait_for_selector("img.grpo-plot", state="attached", timeout=RUN_SECONDS)
+        # "Run All" scrolls to the last cell, and JupyterLab may detach cells out of view: scroll back
+        # to the top until the dashboard's plot is on the page
+        page.wait_for_function(SCROLL_TO_DASHBOARD, timeout=RUN_SECONDS, polling=500)
         page.locator(".grpo-group-size").scroll_into_view_if_needed()
         exercise_dashboard(page, "jupyterlab_lab.png")
 
