@@ -22,6 +22,7 @@ from .plots import figure_png
 FAST_ENV = "GRPO_LAB_FAST"
 RESULTS_DIR_ENV = "GRPO_LAB_RESULTS_DIR"  # when set, cached experiment results are read from this folder
 FIGURE_DIR_ENV = "GRPO_LAB_FIGURE_DIR"  # when set, show() also saves every figure there as a PNG
+THREADS_ENV = "GRPO_LAB_THREADS"  # torch threads in the notebooks (default 1, see start_notebook)
 T = TypeVar("T")
 
 
@@ -61,8 +62,17 @@ class NotebookClock:
 
 
 def start_notebook(name: str, seed: int = 0) -> NotebookClock:
-    """Print the mode and the machine, seed torch, and start the notebook's clock."""
+    """Print the mode and the machine, seed torch, set its thread count, and start the clock.
+
+    One torch thread unless GRPO_LAB_THREADS says otherwise: on a model this small a second
+    intra-op thread gains little, and when anything else is using a core (a browser, another
+    kernel, CI) the threads wait on each other and a training step gets several times slower.
+    """
     torch.manual_seed(seed)
+    threads = os.environ.get(THREADS_ENV, "1")
+    if not threads.isdigit() or int(threads) < 1:
+        raise ValueError(f"{THREADS_ENV}={threads!r} is not valid: it must be a whole number of threads, 1 or more")
+    torch.set_num_threads(int(threads))
     mode = f"fast mode ({FAST_ENV}=1): fewer steps and seeds" if fast_mode() else f"teaching mode (set {FAST_ENV}=1 for a quick check run)"
     print(f"{name}: {mode}; {machine_summary()}")
     return NotebookClock(name)

@@ -42,6 +42,26 @@ SCROLL_TO_DASHBOARD = """() => {
 }"""
 
 
+CELL_STARTED = """() => [...document.querySelectorAll('.jp-InputArea-prompt')].some(p => /\\[(\\*|\\d+)\\]/.test(p.textContent))"""
+
+
+def run_all_cells(page, attempts: int = 3) -> None:
+    """Run > Run All Cells once the kernel is connected and idle, and again if no cell started: a
+    click while the kernel is still connecting can be dropped."""
+    from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
+
+    page.locator(".jp-StatusBar-TextItem", has_text="Idle").first.wait_for(timeout=RUN_SECONDS)
+    for _ in range(attempts):
+        page.locator(".lm-MenuBar-itemLabel", has_text="Run").first.click()
+        page.locator(".lm-Menu-itemLabel", has_text="Run All Cells").first.click()
+        try:
+            page.wait_for_function(CELL_STARTED, timeout=30_000)
+            return
+        except PlaywrightTimeoutError:
+            page.keyboard.press("Escape")
+    raise AssertionError(f"Run All Cells did not start any cell in {attempts} attempts")
+
+
 def plot_source(page) -> str:
     return page.locator("img.grpo-plot").get_attribute("src") or ""
 
@@ -94,9 +114,7 @@ def exercise_dashboard(page, screenshot: str) -> None:
 def test_jupyterlab_runs_the_lab_notebook_and_the_slider_reruns(tmp_path):
     with serve("lab", tmp_path) as url, chromium_page() as page:
         page.goto(url)
-        page.wait_for_selector(".jp-Notebook-ExecutionIndicator[data-status='idle']", timeout=RUN_SECONDS)
-        page.locator(".lm-MenuBar-itemLabel", has_text="Run").first.click()
-        page.locator(".lm-Menu-itemLabel", has_text="Run All Cells").first.click()
+        run_all_cells(page)
         # "Run All" scrolls to the last cell, and JupyterLab may detach cells out of view: scroll back
         # to the top until the dashboard's plot is on the page
         page.wait_for_function(SCROLL_TO_DASHBOARD, timeout=RUN_SECONDS, polling=500)
