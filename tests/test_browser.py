@@ -9,6 +9,7 @@ tests/artifacts/.
 from __future__ import annotations
 
 import re
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -111,8 +112,19 @@ def exercise_dashboard(page, screenshot: str) -> None:
     page.screenshot(path=str(ARTIFACTS / screenshot))
 
 
+@contextmanager
+def screenshot_on_failure(page, name: str):
+    """Save what the browser showed when a step failed (tests/artifacts/NAME), then re-raise."""
+    try:
+        yield
+    except Exception:
+        ARTIFACTS.mkdir(parents=True, exist_ok=True)
+        page.screenshot(path=str(ARTIFACTS / name), full_page=True)
+        raise
+
+
 def test_jupyterlab_runs_the_lab_notebook_and_the_slider_reruns(tmp_path):
-    with serve("lab", tmp_path) as url, chromium_page() as page:
+    with serve("lab", tmp_path) as url, chromium_page() as page, screenshot_on_failure(page, "jupyterlab_failure.png"):
         page.goto(url)
         run_all_cells(page)
         # "Run All" scrolls to the last cell, and JupyterLab may detach cells out of view: scroll back
@@ -123,7 +135,7 @@ def test_jupyterlab_runs_the_lab_notebook_and_the_slider_reruns(tmp_path):
 
 
 def test_voila_serves_the_lab_and_the_slider_reruns(tmp_path):
-    with serve("voila", tmp_path) as url, chromium_page() as page:
+    with serve("voila", tmp_path) as url, chromium_page() as page, screenshot_on_failure(page, "voila_failure.png"):
         page.goto(url, timeout=RUN_SECONDS)
         page.wait_for_selector("img.grpo-plot", state="attached", timeout=RUN_SECONDS)
         exercise_dashboard(page, "voila_lab.png")
