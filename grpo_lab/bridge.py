@@ -128,6 +128,7 @@ NOT_SENT: dict[str, str] = {
     "probe_every": "gradient-noise probes (grad_var, grad_snr) are ours; TRL has no equivalent",
     "ema_decay": "only used by baseline='ema', which does not map",
     "gae_lambda": "only used by baseline='critic', which does not map",
+    "critic_lr": "only used by baseline='critic', which does not map",
 }
 
 # TRL knobs we do not have, with what they do; the course's loop stays without them on purpose.

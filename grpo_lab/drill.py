@@ -2,13 +2,15 @@
 
 The drill's statements rest on the card's claims as ``experiments/claims.py`` measures them (the
 same verdicts as data/results/claims.md). ``print_findings(keys, language)`` prints, for the claims
-a section cites, the verdict, the numbers and the notebook that teaches it; ``quiz(language)``
-builds the self-check quiz.
+a section cites, the verdict, where the course teaches it and the numbers: in English the evidence and
+explanation of claims.md; in Chinese how the claim is tested (``CLAIMS_ZH``) and its key numbers, read
+from the same result files. ``quiz(language)`` builds the self-check quiz.
 """
 
 from __future__ import annotations
 
 import os
+from dataclasses import dataclass
 
 # where the course teaches each claim of experiments/claims.py (key -> notebook and section)
 CLAIM_NOTEBOOKS = {
@@ -20,6 +22,188 @@ CLAIM_NOTEBOOKS = {
     "two-grpo": "04 §1, §4", "long-text": "05 §4", "batchnorm": "02 §3",
 }
 VERDICTS_ZH = {"holds here": "在此成立", "partly": "部分成立", "does not hold here": "在此不成立", "not tested": "未测试"}
+
+
+# --- the claims in Chinese --------------------------------------------------------------------------------
+
+ACC = "late_eval_accuracy"
+GRPO, PPO = "GRPO (zscore, G=8, 16 prompts)", "PPO critic (G=1, 128 prompts)"  # experiments/catalog.py's labels
+PPO_SAME_BATCHES, PPO_SMALL, EMA_G1 = "PPO critic (G=8, 16 prompts)", "PPO critic (G=1, 32 prompts)", "EMA baseline, no critic (G=1, 128 prompts)"
+
+
+@dataclass(frozen=True)
+class Number:
+    """One number the Chinese drill quotes: a metric of one cell of one experiment, as mean ± std over seeds."""
+
+    label: str  # in Chinese
+    experiment: str
+    cell: str
+    metric: str
+    percent: bool = False
+
+
+@dataclass(frozen=True)
+class ClaimZh:
+    """how: how the claim is tested and what the verdict rule asks, in Chinese (for an untested claim: why);
+    numbers: its key numbers; title: for claims not on the card (their card text is '—')."""
+
+    how: str
+    numbers: tuple[Number, ...] = ()
+    title: str = ""
+
+
+def remedy_zh(label: str) -> ClaimZh:
+    return ClaimZh("与不加补救的 G = 2 比较后期准确率和最大回落（留出集准确率从此前最好值跌下的最大幅度）。成立：准确率更高，或准确率持平而回落更小；"
+                   "部分成立：回落更小但准确率没有更高（更稳，但同样步数内学得更少）。",
+                   (Number("G = 2 后期准确率", "small-group-remedies", "G=2", ACC), Number("加补救后", "small-group-remedies", label, ACC),
+                    Number("G = 2 最大回落", "small-group-remedies", "G=2", "eval_max_drawdown"),
+                    Number("加补救后", "small-group-remedies", label, "eval_max_drawdown")))
+
+
+CLAIMS_ZH = {
+    "offset": ClaimZh(
+        "给每个奖励加上一个全局偏移，比较后期留出集准确率（训练最后 20% 步数的平均）。成立：减去组内均值（mean、zscore）时有无偏移结果相同，"
+        "不减基线（none）时偏移让准确率下降。",
+        (Number("none，无偏移", "offset-and-scale", "none, offset 0", ACC), Number("none，偏移 5", "offset-and-scale", "none, offset 5", ACC),
+         Number("mean，无偏移", "offset-and-scale", "mean, offset 0", ACC), Number("mean，偏移 5", "offset-and-scale", "mean, offset 5", ACC),
+         Number("zscore，偏移 5", "offset-and-scale", "zscore, offset 5", ACC))),
+    "scale": ClaimZh(
+        "把难题（需要进位）的奖励缩小为 0.1 倍，比较难题上的准确率。成立：zscore 不受影响（除以 σ 抵消了尺度），而 mean 下降。",
+        (Number("mean，原尺度", "offset-and-scale", "mean, offset 0", "hard_eval_accuracy"),
+         Number("mean，难题奖励 ×0.1", "offset-and-scale", "mean, hard x0.1", "hard_eval_accuracy"),
+         Number("zscore，原尺度", "offset-and-scale", "zscore, offset 0", "hard_eval_accuracy"),
+         Number("zscore，难题奖励 ×0.1", "offset-and-scale", "zscore, hard x0.1", "hard_eval_accuracy"))),
+    "variance": ClaimZh(
+        "在固定策略上对同一批奖励套用各个基线，测量一批梯度的信噪比（SNR）。原始方差不是合适的尺度：z-score 后的优势是单位尺度，梯度更大，方差自然更大。"
+        "成立：zscore 的 SNR 在多数 (策略, G ≥ 4) 组合上明显高于 mean。同时对照不减基线（none）：在 0/1 奖励、没有偏移时，减均值本身也未必提高 SNR。",
+        (Number("参考策略 G = 8，SNR none", "variance", "reference, G=8", "snr.none"),
+         Number("SNR mean", "variance", "reference, G=8", "snr.mean"), Number("SNR zscore", "variance", "reference, G=8", "snr.zscore"),
+         Number("原始方差 mean", "variance", "reference, G=8", "grad_var.mean"),
+         Number("原始方差 zscore", "variance", "reference, G=8", "grad_var.zscore"))),
+    "no-params": ClaimZh(
+        "数 Critic 的参数量，并在同样的 batch 上比较每步耗时。成立：Critic 的参数量超过策略的一半（组内基线没有参数）。",
+        (Number("Critic 参数量", "grpo-vs-ppo", PPO_SAME_BATCHES, "critic_parameters"),
+         Number("策略参数量", "grpo-vs-ppo", GRPO, "policy_parameters"),
+         Number("每步秒数 GRPO", "grpo-vs-ppo", GRPO, "time_per_step_s"), Number("PPO", "grpo-vs-ppo", PPO_SAME_BATCHES, "time_per_step_s"))),
+    "g-at-least-8": ClaimZh(
+        "每步回答总数相同（G × prompt 数固定）时，比较 G = 2、4、8 的后期准确率。成立：G = 2 和 G = 4 都明显不如 G = 8。",
+        (Number("G = 2", "group-size", "equal samples, G=2", ACC), Number("G = 4", "group-size", "equal samples, G=4", ACC),
+         Number("G = 8", "group-size", "equal samples, G=8", ACC))),
+    "small-g-noisy": ClaimZh(
+        "两种比较：prompt 数相同（G 小则每步样本少）时达到目标准确率所需的步数；回答数相同时所需的回答数。成立：两种比较下 G = 2-4 都比 G = 8 慢；"
+        "只在前一种下更慢为部分成立。另看 G = 2 的组中奖励全相同（优势为 0，没有信号也没有噪声）的比例。",
+        (Number("同 prompt 数，达标步数 G = 2", "group-size", "equal prompts, G=2", "steps_to_target"),
+         Number("G = 8", "group-size", "equal prompts, G=8", "steps_to_target"),
+         Number("同回答数，达标回答数 G = 2", "group-size", "equal samples, G=2", "samples_to_target"),
+         Number("G = 8", "group-size", "equal samples, G=8", "samples_to_target"),
+         Number("G = 2 奖励全相同的组", "group-size", "equal prompts, G=2", "frac_reward_zero_std", percent=True))),
+    "g4-oscillates": ClaimZh(
+        "比较 G = 4 与 G = 16 的最大回落（留出集准确率从此前最好值跌下的最大幅度）。成立：在 prompt 数相同和回答数相同两种设置下，G = 4 的回落都明显更大。",
+        (Number("同 prompt 数 G = 4", "group-size", "equal prompts, G=4", "eval_max_drawdown"),
+         Number("G = 16", "group-size", "equal prompts, G=16", "eval_max_drawdown"),
+         Number("同回答数 G = 4", "group-size", "equal samples, G=4", "eval_max_drawdown"),
+         Number("G = 16", "group-size", "equal samples, G=16", "eval_max_drawdown"))),
+    "sigma-explodes": ClaimZh(
+        "记录训练中 |优势| 的最大值，与 z-score 的理论上界 (G-1)/√G 比较；再看 ε = 0 时奖励全相同的组的 0/0，以及带噪奖励下“没有对错差异的组”占 |优势| 的份额。"
+        "成立：|优势| 超过上界 10 倍以上（真正的爆炸）；只有 0/0 或噪声被放大时为部分成立。",
+        (Number("最大 |优势|，精确奖励 ε = 1e-4", "sigma-to-zero", "exact, eps=0.0001, add", "adv_abs_max"),
+         Number("部分得分奖励 ε = 1e-8", "sigma-to-zero", "partial, eps=1e-08, add", "adv_abs_max"),
+         Number("ε = 0 时因 0/0 停止的运行", "sigma-to-zero", "exact, eps=0, add", "failed", percent=True),
+         Number("带噪奖励，无信号组的份额 ε = 0", "sigma-to-zero", "noisy, eps=0, add", "probe_no_signal_share"),
+         Number("ε = 0.1", "sigma-to-zero", "noisy, eps=0.1, add", "probe_no_signal_share"))),
+    "epsilon": ClaimZh(
+        "看 ε = 1e-8 能否消除 0/0，能否压住带噪奖励被放大的噪声（无信号组占 |优势| 的份额）。成立：两者都做到；只消除 0/0 为部分成立。",
+        (Number("ε = 1e-8 时失败的运行", "sigma-to-zero", "exact, eps=1e-08, add", "failed", percent=True),
+         Number("无信号组的份额 ε = 0", "sigma-to-zero", "noisy, eps=0, add", "probe_no_signal_share"),
+         Number("ε = 1e-8", "sigma-to-zero", "noisy, eps=1e-08, add", "probe_no_signal_share"),
+         Number("ε = 0.1", "sigma-to-zero", "noisy, eps=0.1, add", "probe_no_signal_share"),
+         Number("带噪奖励后期准确率 ε = 1e-8", "sigma-to-zero", "noisy, eps=1e-08, add", ACC),
+         Number("ε = 0.1", "sigma-to-zero", "noisy, eps=0.1, add", ACC))),
+    "dapo-filter": ClaimZh(
+        "在三种奖励（精确、部分得分、带噪）下，比较加与不加零方差过滤（丢弃奖励全相同的组）的后期准确率。成立：至少一种奖励下过滤后明显更好。"
+        "ε > 0 时这些组的优势本来就是 0，过滤只改变损失的归一化；DAPO 还会重新采样补满 batch，这里没有做。",
+        (Number("精确奖励，奖励全相同的组", "sigma-to-zero", "exact, eps=0.0001, add", "frac_reward_zero_std", percent=True),
+         Number("不过滤", "sigma-to-zero", "exact, eps=0.0001, add", ACC),
+         Number("过滤", "sigma-to-zero", "exact, eps=0.0001, add, zero-std filter", ACC),
+         Number("带噪奖励，不过滤", "sigma-to-zero", "noisy, eps=0.0001, add", ACC),
+         Number("过滤", "sigma-to-zero", "noisy, eps=0.0001, add, zero-std filter", ACC)),
+        title="DAPO 的动态采样过滤（丢弃奖励全相同的组）有帮助"),
+    "batch-blowup": ClaimZh(
+        "测量 batch（prompt 数 × G 个回答）变大时反向传播要保存的激活内存和每步耗时，以及梯度累积（micro-batch）后的梯度与内存。"
+        "成立：内存随回答数近似线性增长，累积后梯度不变（相对差 < 1e-4），且 micro-batch 的内存不到整批的一半。",
+        (Number("激活内存 MB，16 × G=2", "batch-blowup", "16 prompts x G=2", "saved_activations_mb"),
+         Number("16 × G=128", "batch-blowup", "16 prompts x G=128", "saved_activations_mb"),
+         Number("64 × G=16 整批", "batch-blowup", "64 prompts x G=16", "saved_activations_mb"),
+         Number("micro-batch 16", "batch-blowup", "64 prompts x G=16, micro-batch 16", "saved_activations_mb"),
+         Number("每步秒数，整批", "batch-blowup", "64 prompts x G=16", "time_per_step_s"),
+         Number("micro-batch 16", "batch-blowup", "64 prompts x G=16, micro-batch 16", "time_per_step_s"))),
+    "tradeoff": ClaimZh(
+        "把达到目标准确率的成本记为 墙钟时间 + c × 回答数（c 为模拟的每个回答的生成秒数），看 GRPO 与 PPO 谁更便宜、有没有交叉点。"
+        "成立：生成便宜时 GRPO 更省，贵时 PPO 更省；没有交叉点、但 PPO 在相同样本下准确率更高时为部分成立。",
+        (Number("达标回答数 GRPO", "grpo-vs-ppo", GRPO, "samples_to_target"), Number("PPO", "grpo-vs-ppo", PPO, "samples_to_target"),
+         Number("达标秒数 GRPO", "grpo-vs-ppo", GRPO, "time_to_target_s"), Number("PPO", "grpo-vs-ppo", PPO, "time_to_target_s"),
+         Number("相同样本下后期准确率 GRPO", "grpo-vs-ppo", GRPO, ACC), Number("PPO", "grpo-vs-ppo", PPO, ACC))),
+    "critic-per-response": ClaimZh(
+        "PPO 每个 prompt 只采 1 个回答（G = 1），由 Critic 给出基线。成立：它能学（比起始准确率高 5 个百分点以上），且不差于相同样本下的 GRPO。"
+        "对照：不用 Critic、只用滑动平均（EMA）基线的 G = 1；以及 Critic 的解释方差（≤ 0 表示它不比常数强）。",
+        (Number("后期准确率 PPO（G = 1）", "grpo-vs-ppo", PPO, ACC), Number("GRPO（G = 8）", "grpo-vs-ppo", GRPO, ACC),
+         Number("EMA 基线（G = 1，无 Critic）", "grpo-vs-ppo", EMA_G1, ACC),
+         Number("Critic 的解释方差", "grpo-vs-ppo", PPO, "late_explained_variance"))),
+    "g2-usable": ClaimZh(
+        "比较 G = 2（16 个 prompt）、G = 8（16 个 prompt）和 G = 2（64 个 prompt，每步样本数与 G = 8 相同）的后期准确率。"
+        "成立：G = 2 能学，但在相同样本下仍不如 G = 8；只在每步样本更少时不如 G = 8 为部分成立。",
+        (Number("G = 2 × 16", "small-group-remedies", "G=2", ACC), Number("G = 8 × 16", "small-group-remedies", "G=8", ACC),
+         Number("G = 2 × 64", "small-group-remedies", "G=2, 64 prompts (G=8's samples)", ACC))),
+    "g2-ema": remedy_zh("G=2 + EMA baseline"),
+    "g2-kl": remedy_zh("G=2 + KL 0.04"),
+    "g2-lr": remedy_zh("G=2 + lr 3e-5"),
+    "stability": ClaimZh(
+        "样本充足时（每步 128 个回答），比较 GRPO（G = 8）与 PPO（G = 1）的最大回落；样本稀少时（每步 32 个回答），比较 GRPO（G = 2）与 PPO（G = 1）的后期准确率。"
+        "成立：前者 GRPO 的回落不大于 PPO，后者 GRPO 更差。",
+        (Number("128 个回答，最大回落 GRPO", "grpo-vs-ppo", GRPO, "eval_max_drawdown"), Number("PPO", "grpo-vs-ppo", PPO, "eval_max_drawdown"),
+         Number("32 个回答，后期准确率 GRPO", "small-group-remedies", "G=2", ACC), Number("PPO", "grpo-vs-ppo", PPO_SMALL, ACC))),
+    "group-in-ppo": ClaimZh(
+        "在完全相同的 batch（G = 8，16 个 prompt，同一个 PPO 裁剪损失）上，把 Critic + GAE 换成组内基线（这正是 GRPO）。"
+        "成立（卡片说“得不偿失”）：组内基线明显更差。本任务的回答只有 3-4 个 token、奖励在结尾，GAE 可分配的时序信用很少。",
+        (Number("组内基线（GRPO）", "grpo-vs-ppo", GRPO, ACC), Number("Critic + GAE", "grpo-vs-ppo", PPO_SAME_BATCHES, ACC))),
+    "not-no-value": ClaimZh("这是关于方法本身的陈述：组内均值就是对 prompt 价值的采样估计，不是可测量的效果；方差相关的论断展示了这个采样基线的表现。"),
+    "no-free-lunch": ClaimZh(
+        "在三个尺度上比较 GRPO 与 PPO：后期准确率、达到目标所需的回答数、所需的秒数。成立：两者各在某个尺度上胜出。",
+        (Number("后期准确率 GRPO", "grpo-vs-ppo", GRPO, ACC), Number("PPO", "grpo-vs-ppo", PPO, ACC),
+         Number("达标回答数 GRPO", "grpo-vs-ppo", GRPO, "samples_to_target"), Number("PPO", "grpo-vs-ppo", PPO, "samples_to_target"),
+         Number("达标秒数 GRPO", "grpo-vs-ppo", GRPO, "time_to_target_s"), Number("PPO", "grpo-vs-ppo", PPO, "time_to_target_s"))),
+    "std-essential": ClaimZh(
+        "在各 prompt 奖励尺度相同的情况下，比较 zscore 与只减均值（mean）的后期准确率（两个实验）。成立：两个实验中 zscore 都更好，且至少一个领先 5 个百分点以上。"
+        "除以 σ 要在不同 prompt 的奖励尺度不同时才可能起作用（见 [scale]）。",
+        (Number("offset-and-scale：zscore", "offset-and-scale", "zscore, offset 0", ACC),
+         Number("mean", "offset-and-scale", "mean, offset 0", ACC),
+         Number("difficulty-bias：zscore", "difficulty-bias", "train with zscore", ACC),
+         Number("mean", "difficulty-bias", "train with mean", ACC))),
+    "difficulty": ClaimZh(
+        "测量只有 1 个答对的组的梯度范数相对于最均衡的组是多少（zscore 与 mean 各测一次），再比较训练后难题与易题的准确率。"
+        "成立：在参考策略和半训练策略上，zscore 给这种一边倒的组（题目太难或太容易，σ 小）的相对权重都高于 mean。",
+        (Number("参考策略，1 个答对的组的相对梯度范数 zscore", "difficulty-bias", "group weights at the reference policy", "weight_vs_middle.zscore.k=1"),
+         Number("mean", "difficulty-bias", "group weights at the reference policy", "weight_vs_middle.mean.k=1"),
+         Number("训练后难题准确率 zscore", "difficulty-bias", "train with zscore", "hard_eval_accuracy"),
+         Number("mean", "difficulty-bias", "train with mean", "hard_eval_accuracy")),
+        title="除以 σ 会过度加权太难和太容易的 prompt（Dr. GRPO）"),
+    "faster-30": ClaimZh(
+        "每步回答数相同时，比较达到目标准确率所需的回答数。成立：PPO 比 GRPO 多用 20% 以上的回答；多用但不到 20% 为部分成立。"
+        "“快 30%”是卡片中 7B 模型做数学任务的经验，这里只能检验方向。",
+        (Number("达标回答数 GRPO", "grpo-vs-ppo", GRPO, "samples_to_target"), Number("PPO", "grpo-vs-ppo", PPO, "samples_to_target"))),
+    "log-returns": ClaimZh(
+        "prompt 数固定时，比较 G = 4、16、64 的后期准确率。成立：4 → 16 明显提升，且 16 → 64 的提升更小（边际递减）；只满足其一为部分成立。"
+        "注意 G 越大每步样本越多；相同样本下的结论见 [g-at-least-8]。",
+        (Number("G = 4", "group-size", "equal prompts, G=4", ACC), Number("G = 16", "group-size", "equal prompts, G=16", ACC),
+         Number("G = 64", "group-size", "equal prompts, G=64", ACC))),
+    "two-grpo": ClaimZh(
+        "prompt 数和步数相同时，G = 2（只用 1/8 的回答）的后期准确率是 G = 16 的百分之几。成立：≥ 95%；90%-95% 为部分成立。"
+        "2-GRPO 论文把 G = 2 看作一对回答之间的对比学习，接近 DPO。",
+        (Number("G = 2", "group-size", "equal prompts, G=2", ACC), Number("G = 16", "group-size", "equal prompts, G=16", ACC)),
+        title="G = 2 用 12.5% 的回答达到 G = 16 约 97.6% 的准确率（2-GRPO，arXiv 2510.00977）"),
+    "long-text": ClaimZh("本任务的回答只有 3-4 个 token、奖励只有一个且精确，测不了对话和长文本；成本一侧在 [tradeoff] 中模拟。"),
+    "batchnorm": ClaimZh("这是一个类比，不是可测量的论断。"),
+}
 
 
 def results_folder():
@@ -41,33 +225,63 @@ def claims_audit() -> str:
     return path.read_text()
 
 
-def findings(keys: list[str] | None = None) -> list[tuple]:
+def cached_results() -> dict:
+    """Every cached experiment result, by name (data/results/, or the folder in GRPO_LAB_RESULTS_DIR)."""
+    from .experiments.claims import available_results
+
+    return available_results(results_folder())
+
+
+def findings(keys: list[str] | None = None, results: dict | None = None) -> list[tuple]:
     """(claim, finding) for the claims with these keys (all when None), in the order given, from
-    the cached results (data/results/, or the folder in GRPO_LAB_RESULTS_DIR)."""
-    from .experiments.claims import CLAIMS, available_results, evaluate_claim
+    ``results`` (default: the cached results)."""
+    from .experiments.claims import CLAIMS, evaluate_claim
 
     by_key = {claim.key: claim for claim in CLAIMS}
     unknown = [key for key in keys or [] if key not in by_key]
     if unknown:
         raise ValueError(f"claim key(s) {', '.join(unknown)} not valid: choose from {', '.join(by_key)}")
-    results = available_results(results_folder())
+    results = cached_results() if results is None else results
     return [(by_key[key], evaluate_claim(by_key[key], results)) for key in (keys or list(by_key))]
 
 
+def quoted_number(number: Number, results: dict) -> str:
+    """'label：mean ± std (n=seeds)', read from the result files; '无数据' where the result lacks it."""
+    from .experiments.claims import fmt, stat
+
+    try:
+        return f"{number.label}：{fmt(stat(results, number.experiment, number.cell, number.metric), percent=number.percent)}"
+    except KeyError:
+        return f"{number.label}：无数据"
+
+
 def print_findings(keys: list[str] | None = None, language: str = "en") -> None:
-    """For each claim: its verdict, where the course teaches it, the card's words and the numbers."""
-    labels = {"en": ("taught in", "card", "measured", "in plain words"), "zh": ("对应笔记本", "英文表述", "实测", "解读（英文）")}[language]
-    for claim, finding in findings(keys):
-        if language == "zh":  # the card's own words first; the measurements are written in English
-            title = claim.card if claim.card != "—" else claim.claim
-            print(f"[{claim.key}] {title}  ->  {VERDICTS_ZH.get(finding.verdict, finding.verdict)}")
-            print(f"    {labels[0]}: {CLAIM_NOTEBOOKS.get(claim.key, '-')};  {labels[1]}: {claim.claim}")
-        else:
+    """For each claim: its verdict, where the course teaches it, the card's words and the numbers
+    (language "en": claims.md's evidence and explanation; "zh": CLAIMS_ZH's test and key numbers)."""
+    if language not in ("en", "zh"):
+        raise ValueError(f"language={language!r} is not valid: choose en or zh")
+    results = cached_results()
+    for claim, finding in findings(keys, results):
+        where = CLAIM_NOTEBOOKS.get(claim.key, "-")
+        if language == "en":
             print(f"[{claim.key}] {claim.claim}  ->  {finding.verdict.upper()}")
-            print(f"    {labels[0]}: {CLAIM_NOTEBOOKS.get(claim.key, '-')};  {labels[1]}: {claim.card}")
-        print(f"    {labels[2]}: {finding.evidence}")
-        if finding.explanation:
-            print(f"    {labels[3]}: {finding.explanation}")
+            print(f"    taught in: {where};  card: {claim.card}")
+            print(f"    measured: {finding.evidence}")
+            if finding.explanation:
+                print(f"    in plain words: {finding.explanation}")
+            continue
+        chinese = CLAIMS_ZH[claim.key]
+        print(f"[{claim.key}] {chinese.title or claim.card}  ->  {VERDICTS_ZH[finding.verdict]}")
+        print(f"    对应笔记本：{where}")
+        if claim.evaluate is None:
+            print(f"    为什么不测：{chinese.how}")
+            continue
+        print(f"    怎么检验：{chinese.how}")
+        missing = [name for name in claim.experiments if name not in results]
+        if missing:
+            print("    还没有结果：运行 " + "；".join(f"`python -m grpo_lab sweep {name}`" for name in missing))
+        else:
+            print("    关键数字：" + "；".join(quoted_number(number, results) for number in chinese.numbers))
 
 
 def question(prompt: str, options: list[str], answer: int, why: list[str], source: str):
@@ -76,108 +290,213 @@ def question(prompt: str, options: list[str], answer: int, why: list[str], sourc
     return Question(prompt, options, answer, why, source)
 
 
+QUIZ = [  # (where the course shows it, index of the right option, {language: (question, options, why each option is right or wrong)})
+    ("01 §2, 02 §3", 0, {
+        "en": ("Why does subtracting the group mean not bias the policy gradient?",
+               ["E[∇log π · b] = 0 for any b that does not depend on the sampled answer; the group mean includes the answer's own reward, which only shrinks the gradient by (G-1)/G",
+                "Because the group mean is always 0",
+                "Because dividing by σ cancels it",
+                "It does bias it badly, which is why PPO is better"],
+               ["Right: a baseline is free when it does not depend on the answer; the mean's only 'bias' is one constant factor for every prompt.",
+                "No: the mean reward is generally not 0.",
+                "No: unbiasedness comes from E[∇log π] = 0, not from σ; dividing by σ re-weights prompts.",
+                "No: a constant shrink is absorbed by the learning rate; the direction is unchanged."]),
+        "zh": ("为什么减去组内均值不会让策略梯度产生偏差？",
+               ["只要基线不依赖于被采样的答案，E[∇log π · b] = 0；组内均值包含了答案自身的奖励，只会把梯度整体缩小 (G-1)/G 倍",
+                "因为组内均值总是 0",
+                "因为除以 σ 抵消了它",
+                "它确实有严重偏差，所以 PPO 更好"],
+               ["对：基线“免费”的条件是不依赖于该答案；均值的唯一“偏差”是一个对所有 prompt 相同的常数因子。",
+                "不对：奖励的均值一般不是 0。",
+                "不对：无偏性来自 E[∇log π] = 0，与 σ 无关；除以 σ 反而会按 prompt 重新加权。",
+                "不对：常数倍的缩小会被学习率吸收，不改变方向。"]),
+    }),
+    ("01 §3-4", 0, {
+        "en": ("A reward model adds +5 to every reward. Which is hurt most?",
+               ["No baseline (REINFORCE)",
+                "Group mean",
+                "z-score (GRPO)",
+                "RLOO"],
+               ["Right: the expected gradient is unchanged but its noise grows like the offset squared; see the variance-vs-offset figure in 01 §3.",
+                "No: the group mean subtracts the offset.",
+                "No: the z-score subtracts the mean first, so the offset cancels.",
+                "No: the leave-one-out mean cancels it too."]),
+        "zh": ("奖励模型给每个回答都加了 +5。哪种做法受影响最大？",
+               ["不减基线（REINFORCE）",
+                "减组内均值",
+                "z-score（GRPO）",
+                "RLOO"],
+               ["对：期望梯度不变，但噪声随偏移的平方增长；见 01 §3 中方差随偏移变化的图。",
+                "不对：组内均值会把偏移减掉。",
+                "不对：z-score 先减均值，偏移被完全抵消。",
+                "不对：留一均值同样抵消偏移。"]),
+    }),
+    ("04 §2", 1, {
+        "en": ("G = 8, z-score with Bessel's std, ε → 0: how large can one |advantage| be?",
+               ["1",
+                "(G-1)/√G ≈ 2.47",
+                "8",
+                "Unbounded as σ → 0"],
+               ["No: one right answer among 7 wrong ones already exceeds 1.",
+                "Right: Samuelson's inequality; z-scores are bounded.",
+                "No: far below G.",
+                "No: that is the 'exploding advantage' myth; what explodes is the weight of noise, not the size."]),
+        "zh": ("G = 8，用 Bessel 校正的 z-score（ε → 0），单个优势 |A| 最大可能是多少？",
+               ["1",
+                "(G-1)/√G ≈ 2.47",
+                "8",
+                "σ → 0 时无上界"],
+               ["不对：一个正确答案配 7 个错误答案就超过 1。",
+                "对：Samuelson 不等式；z-score 有界。",
+                "不对：远小于 G。",
+                "不对：这正是“优势爆炸”的误解；爆炸的是噪声的权重，而不是数值大小。"]),
+    }),
+    ("04 §2", 0, {
+        "en": ("All 8 answers of a group are right and std_eps = 1e-4. Their advantages are:",
+               ["exactly 0",
+                "±1",
+                "huge, because σ → 0",
+                "NaN"],
+               ["Right: the numerators r_i - μ are exactly 0 and the denominator is ε > 0. No signal, no explosion.",
+                "No: there is no difference to normalise.",
+                "No: the numerators are 0 too.",
+                "No: only with ε = 0 is it 0/0."]),
+        "zh": ("一组 8 个回答全对，std_eps = 1e-4。它们的优势是？",
+               ["全部恰好为 0",
+                "±1",
+                "因为 σ → 0 而巨大",
+                "NaN"],
+               ["对：分子 r_i - μ 恰好为 0，分母是 ε > 0。没有信号，也没有爆炸。",
+                "不对：没有任何差异可以标准化。",
+                "不对：分子也是 0。",
+                "不对：只有 ε = 0 时才是 0/0。"]),
+    }),
+    ("04 §2", 0, {
+        "en": ("When is 'σ → 0' really dangerous?",
+               ["When a group's rewards differ only by tiny noise (partial credit, a noisy reward model) and ε is below the noise",
+                "When every answer is right",
+                "When G is large",
+                "When a KL penalty is used"],
+               ["Right: tiny differences divided by a tiny σ become full-size advantages; ε should sit above the reward's meaningless jitter.",
+                "No: that is the exact-zero case, and ε > 0 makes its advantages 0.",
+                "No: a larger G estimates σ better.",
+                "No: the KL term has nothing to do with σ."]),
+        "zh": ("“σ → 0”真正危险的情形是？",
+               ["组内奖励只差一点点噪声（部分得分、带噪的奖励模型），而 ε 比噪声还小",
+                "所有回答都对",
+                "G 很大",
+                "使用了 KL 惩罚"],
+               ["对：微小的差异被除以微小的 σ，噪声变成了满幅的优势；ε 应该高于奖励的无意义抖动。",
+                "不对：那是恰好为 0 的情形，ε > 0 时优势为 0。",
+                "不对：G 越大，σ 的估计越稳定。",
+                "不对：KL 与 σ 无关。"]),
+    }),
+    ("02 §3, 04 §4", 0, {
+        "en": ("With G = 2 and 0/1 rewards, GRPO's advantages (Bessel's std) can only be:",
+               ["±0.707 or 0",
+                "±1 or 0",
+                "any real number",
+                "always 0"],
+               ["Right: ±1/√2 when one is right and one wrong, else 0: a pairwise comparison (the 2-GRPO argument).",
+                "No: that is the population std (dividing by G).",
+                "No: two rewards leave only one comparison.",
+                "No: a right/wrong pair gives non-zero advantages."]),
+        "zh": ("G = 2、奖励为 0/1 时，GRPO（Bessel 校正）的优势只可能是？",
+               ["±0.707 或 0",
+                "±1 或 0",
+                "任意实数",
+                "总是 0"],
+               ["对：一对一错时是 ±1/√2，其余为 0：这是一个成对比较（2-GRPO 的论点）。",
+                "不对：那是不做 Bessel 校正（除以 G）的结果。",
+                "不对：只有两个值可以比较。",
+                "不对：一对一错时不为 0。"]),
+    }),
+    ("05 §2", 0, {
+        "en": ("In PPO's terms, what does GRPO's group mean estimate?",
+               ["V(s₀), the value of the prompt",
+                "V(s_t) at every token",
+                "the KL to the reference",
+                "Q(s, a)"],
+               ["Right: the mean reward of G answers is a Monte-Carlo estimate of the prompt's value; inside PPO it would lose the per-token credit (follow-up 3).",
+                "No: that needs a critic; the group baseline exists only at t = 0.",
+                "No: the KL is a separate term.",
+                "No: it does not depend on the action."]),
+        "zh": ("用 PPO 的语言说，GRPO 的组内均值估计的是什么？",
+               ["V(s₀)：这个 prompt 的价值",
+                "每个 token 的 V(s_t)",
+                "到参考策略的 KL",
+                "Q(s, a)"],
+               ["对：G 个回答的平均奖励就是 prompt 价值的蒙特卡洛估计；因此放进 PPO 会失去逐 token 的信用分配（追问 3）。",
+                "不对：那需要 Critic；组内基线只在 t = 0 有值。",
+                "不对：KL 是另一个项。",
+                "不对：它不依赖于具体动作。"]),
+    }),
+    ("04 §3", 0, {
+        "en": ("Gradient accumulation (micro-batches) in GRPO changes:",
+               ["memory, not the gradient",
+                "the gradient",
+                "the number of samples",
+                "the learning rate"],
+               ["Right: the micro-batches' losses are normalised by the whole batch and add up to the same gradient; measured in 04.",
+                "No: the measured gradient norm is the same up to float rounding.",
+                "No: sampling happens before the backward pass.",
+                "No: the learning rate is untouched."]),
+        "zh": ("在 GRPO 中使用梯度累积（micro-batch）会改变什么？",
+               ["只改变内存，不改变梯度",
+                "梯度",
+                "采样数",
+                "学习率"],
+               ["对：各个 micro-batch 的损失按整个 batch 归一化后相加，梯度与整 batch 相同；见 04 的实测。",
+                "不对：实测梯度范数相同（只差浮点误差）。",
+                "不对：采样在反向传播之前就完成了。",
+                "不对：学习率不变。"]),
+    }),
+    ("05 §4", 0, {
+        "en": ("When is a learned critic worth its cost?",
+               ["When each response is expensive to sample (seconds each)",
+                "When rewards are 0/1",
+                "When answers are short",
+                "Never"],
+               ["Right: GRPO buys 'no critic' with samples; the dearer a sample, the worse the deal. See 05's crossover.",
+                "No: verifiable 0/1 rewards are GRPO's home ground.",
+                "No: the shorter the answer, the less per-token credit helps.",
+                "No: it is a trade-off, not a ranking."]),
+        "zh": ("什么时候一个学习出来的 Critic 值得它的成本？",
+               ["每个回答的采样很贵（例如每个要几秒）时",
+                "奖励是 0/1 时",
+                "回答很短时",
+                "永远不值得"],
+               ["对：GRPO 用更多样本换掉 Critic；样本越贵，这笔交易越不划算。见 05 的交叉点。",
+                "不对：可验证的 0/1 奖励恰恰是 GRPO 的主场。",
+                "不对：回答越短，逐 token 信用越没用。",
+                "不对：这是一种权衡，没有绝对的好坏。"]),
+    }),
+    ("02 §4", 0, {
+        "en": ("Dr. GRPO's argument against dividing by σ:",
+               ["It re-weights prompts by difficulty: nearly-all-right and nearly-all-wrong prompts are amplified",
+                "It biases the gradient to the opposite direction",
+                "It is slow",
+                "It needs a critic"],
+               ["Right: each prompt's gradient is multiplied by 1/σ, which is largest when p is near 0 or 1; see the U-shaped curve in 02 §4.",
+                "No: the direction is re-weighted, not reversed.",
+                "No: its cost is negligible.",
+                "No: the z-score has nothing to do with a critic."]),
+        "zh": ("Dr. GRPO 反对除以 σ 的理由是？",
+               ["它按难度重新加权 prompt：几乎全对或几乎全错的 prompt 被放大",
+                "它让梯度有偏到相反方向",
+                "它太慢",
+                "它需要 Critic"],
+               ["对：一个 prompt 的梯度乘上了 1/σ，σ 在 p 接近 0 或 1 时最小；见 02 §4 的 U 形曲线。",
+                "不对：方向只是被重新加权，不是反向。",
+                "不对：计算量可以忽略。",
+                "不对：z-score 与 Critic 无关。"]),
+    }),
+]
+
+
 def quiz_questions(language: str = "en") -> list:
     """The drill's self-check questions, in English or Chinese (the same questions)."""
-    if language == "zh":
-        return [
-            question("为什么减去组内均值不会让策略梯度产生偏差？",
-                     ["只要基线不依赖于被采样的答案，E[∇log π · b] = 0；组内均值包含了答案自身的奖励，只会把梯度整体缩小 (G-1)/G 倍",
-                      "因为组内均值总是 0", "因为除以 σ 抵消了它", "它确实有严重偏差，所以 PPO 更好"], 0,
-                     ["对：基线“免费”的条件是不依赖于该答案；均值的唯一“偏差”是一个对所有 prompt 相同的常数因子。",
-                      "不对：奖励的均值一般不是 0。", "不对：无偏性来自 E[∇log π] = 0，与 σ 无关；除以 σ 反而会按 prompt 重新加权。",
-                      "不对：常数倍的缩小会被学习率吸收，不改变方向。"], "01 §2, 02 §3"),
-            question("奖励模型给每个回答都加了 +5。哪种做法受影响最大？",
-                     ["不减基线（REINFORCE）", "减组内均值", "z-score（GRPO）", "RLOO"], 0,
-                     ["对：期望梯度不变，但噪声随偏移的平方增长；见 01 的方差图和 E1。",
-                      "不对：组内均值会把偏移减掉。", "不对：z-score 先减均值，偏移被完全抵消。", "不对：留一均值同样抵消偏移。"], "01 §3-4"),
-            question("G = 8，用 Bessel 校正的 z-score（ε → 0），单个优势 |A| 最大可能是多少？",
-                     ["1", "(G-1)/√G ≈ 2.47", "8", "σ → 0 时无上界"], 1,
-                     ["不对：一个正确答案配 7 个错误答案就超过 1。", "对：Samuelson 不等式；z-score 有界。",
-                      "不对：远小于 G。", "不对：这正是“优势爆炸”的误解；爆炸的是噪声的权重，而不是数值大小。"], "04 §2"),
-            question("一组 8 个回答全对，std_eps = 1e-4。它们的优势是？",
-                     ["全部恰好为 0", "±1", "因为 σ → 0 而巨大", "NaN"], 0,
-                     ["对：分子 r_i - μ 恰好为 0，分母是 ε > 0。没有信号，也没有爆炸。",
-                      "不对：没有任何差异可以标准化。", "不对：分子也是 0。", "不对：只有 ε = 0 时才是 0/0。"], "04 §2"),
-            question("“σ → 0”真正危险的情形是？",
-                     ["组内奖励只差一点点噪声（部分得分、带噪的奖励模型），而 ε 比噪声还小", "所有回答都对", "G 很大",
-                      "使用了 KL 惩罚"], 0,
-                     ["对：微小的差异被除以微小的 σ，噪声变成了满幅的优势；ε 应该高于奖励的无意义抖动。",
-                      "不对：那是恰好为 0 的情形，ε > 0 时优势为 0。", "不对：G 越大，σ 的估计越稳定。", "不对：KL 与 σ 无关。"], "04 §2"),
-            question("G = 2、奖励为 0/1 时，GRPO（Bessel 校正）的优势只可能是？",
-                     ["±0.707 或 0", "±1 或 0", "任意实数", "总是 0"], 0,
-                     ["对：一对一错时是 ±1/√2，其余为 0：这是一个成对比较（2-GRPO 的论点）。",
-                      "不对：那是不做 Bessel 校正（除以 G）的结果。", "不对：只有两个值可以比较。", "不对：一对一错时不为 0。"], "02 §3, 04 §4"),
-            question("用 PPO 的语言说，GRPO 的组内均值估计的是什么？",
-                     ["V(s₀)：这个 prompt 的价值", "每个 token 的 V(s_t)", "到参考策略的 KL", "Q(s, a)"], 0,
-                     ["对：G 个回答的平均奖励就是 prompt 价值的蒙特卡洛估计；因此放进 PPO 会失去逐 token 的信用分配（追问 3）。",
-                      "不对：那需要 Critic；组内基线只在 t = 0 有值。", "不对：KL 是另一个项。", "不对：它不依赖于具体动作。"], "05 §2"),
-            question("在 GRPO 中使用梯度累积（micro-batch）会改变什么？",
-                     ["只改变内存，不改变梯度", "梯度", "采样数", "学习率"], 0,
-                     ["对：各个 micro-batch 的损失按整个 batch 归一化后相加，梯度与整 batch 相同；见 04 的实测。",
-                      "不对：实测梯度范数相同（只差浮点误差）。", "不对：采样在反向传播之前就完成了。", "不对：学习率不变。"], "04 §3"),
-            question("什么时候一个学习出来的 Critic 值得它的成本？",
-                     ["每个回答的采样很贵（例如每个要几秒）时", "奖励是 0/1 时", "回答很短时", "永远不值得"], 0,
-                     ["对：GRPO 用更多样本换掉 Critic；样本越贵，这笔交易越不划算。见 05 的交叉点。",
-                      "不对：可验证的 0/1 奖励恰恰是 GRPO 的主场。", "不对：回答越短，逐 token 信用越没用。",
-                      "不对：这是一种权衡，没有绝对的好坏。"], "05 §4"),
-            question("Dr. GRPO 反对除以 σ 的理由是？",
-                     ["它按难度重新加权 prompt：几乎全对或几乎全错的 prompt 被放大", "它让梯度有偏到相反方向", "它太慢",
-                      "它需要 Critic"], 0,
-                     ["对：一个 prompt 的梯度乘上了 1/σ，σ 在 p 接近 0 或 1 时最小；见 02 的 U 形曲线和 E3。",
-                      "不对：方向只是被重新加权，不是反向。", "不对：计算量可以忽略。", "不对：z-score 与 Critic 无关。"], "02 §4"),
-        ]
-    return [
-        question("Why does subtracting the group mean not bias the policy gradient?",
-                 ["E[∇log π · b] = 0 for any b that does not depend on the sampled answer; the group mean includes the answer's own reward, which only shrinks the gradient by (G-1)/G",
-                  "Because the group mean is always 0", "Because dividing by σ cancels it", "It does bias it badly, which is why PPO is better"], 0,
-                 ["Right: a baseline is free when it does not depend on the answer; the mean's only 'bias' is one constant factor for every prompt.",
-                  "No: the mean reward is generally not 0.", "No: unbiasedness comes from E[∇log π] = 0, not from σ; dividing by σ re-weights prompts.",
-                  "No: a constant shrink is absorbed by the learning rate; the direction is unchanged."], "01 §2, 02 §3"),
-        question("A reward model adds +5 to every reward. Which is hurt most?",
-                 ["No baseline (REINFORCE)", "Group mean", "z-score (GRPO)", "RLOO"], 0,
-                 ["Right: the expected gradient is unchanged but its noise grows like the offset squared; see 01's variance figure and E1.",
-                  "No: the group mean subtracts the offset.", "No: the z-score subtracts the mean first, so the offset cancels.",
-                  "No: the leave-one-out mean cancels it too."], "01 §3-4"),
-        question("G = 8, z-score with Bessel's std, ε → 0: how large can one |advantage| be?",
-                 ["1", "(G-1)/√G ≈ 2.47", "8", "Unbounded as σ → 0"], 1,
-                 ["No: one right answer among 7 wrong ones already exceeds 1.", "Right: Samuelson's inequality; z-scores are bounded.",
-                  "No: far below G.", "No: that is the 'exploding advantage' myth; what explodes is the weight of noise, not the size."], "04 §2"),
-        question("All 8 answers of a group are right and std_eps = 1e-4. Their advantages are:",
-                 ["exactly 0", "±1", "huge, because σ → 0", "NaN"], 0,
-                 ["Right: the numerators r_i - μ are exactly 0 and the denominator is ε > 0. No signal, no explosion.",
-                  "No: there is no difference to normalise.", "No: the numerators are 0 too.", "No: only with ε = 0 is it 0/0."], "04 §2"),
-        question("When is 'σ → 0' really dangerous?",
-                 ["When a group's rewards differ only by tiny noise (partial credit, a noisy reward model) and ε is below the noise",
-                  "When every answer is right", "When G is large", "When a KL penalty is used"], 0,
-                 ["Right: tiny differences divided by a tiny σ become full-size advantages; ε should sit above the reward's meaningless jitter.",
-                  "No: that is the exact-zero case, and ε > 0 makes its advantages 0.", "No: a larger G estimates σ better.",
-                  "No: the KL term has nothing to do with σ."], "04 §2"),
-        question("With G = 2 and 0/1 rewards, GRPO's advantages (Bessel's std) can only be:",
-                 ["±0.707 or 0", "±1 or 0", "any real number", "always 0"], 0,
-                 ["Right: ±1/√2 when one is right and one wrong, else 0: a pairwise comparison (the 2-GRPO argument).",
-                  "No: that is the population std (dividing by G).", "No: two rewards leave only one comparison.",
-                  "No: a right/wrong pair gives non-zero advantages."], "02 §3, 04 §4"),
-        question("In PPO's terms, what does GRPO's group mean estimate?",
-                 ["V(s₀), the value of the prompt", "V(s_t) at every token", "the KL to the reference", "Q(s, a)"], 0,
-                 ["Right: the mean reward of G answers is a Monte-Carlo estimate of the prompt's value; inside PPO it would lose the per-token credit (follow-up 3).",
-                  "No: that needs a critic; the group baseline exists only at t = 0.", "No: the KL is a separate term.",
-                  "No: it does not depend on the action."], "05 §2"),
-        question("Gradient accumulation (micro-batches) in GRPO changes:",
-                 ["memory, not the gradient", "the gradient", "the number of samples", "the learning rate"], 0,
-                 ["Right: the micro-batches' losses are normalised by the whole batch and add up to the same gradient; measured in 04.",
-                  "No: the measured gradient norm is the same up to float rounding.", "No: sampling happens before the backward pass.",
-                  "No: the learning rate is untouched."], "04 §3"),
-        question("When is a learned critic worth its cost?",
-                 ["When each response is expensive to sample (seconds each)", "When rewards are 0/1", "When answers are short", "Never"], 0,
-                 ["Right: GRPO buys 'no critic' with samples; the dearer a sample, the worse the deal. See 05's crossover.",
-                  "No: verifiable 0/1 rewards are GRPO's home ground.", "No: the shorter the answer, the less per-token credit helps.",
-                  "No: it is a trade-off, not a ranking."], "05 §4"),
-        question("Dr. GRPO's argument against dividing by σ:",
-                 ["It re-weights prompts by difficulty: nearly-all-right and nearly-all-wrong prompts are amplified",
-                  "It biases the gradient to the opposite direction", "It is slow", "It needs a critic"], 0,
-                 ["Right: each prompt's gradient is multiplied by 1/σ, which is largest when p is near 0 or 1; see 02's U-shaped curve and E3.",
-                  "No: the direction is re-weighted, not reversed.", "No: its cost is negligible.", "No: the z-score has nothing to do with a critic."], "02 §4"),
-    ]
+    return [question(*text[language][:2], answer, text[language][2], source) for source, answer, text in QUIZ]
 
 
 def quiz(language: str = "en"):

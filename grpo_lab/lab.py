@@ -50,7 +50,7 @@ BASELINE_TOOLTIPS = ("r - mean(r): Dr. GRPO, TRL scale_rewards='none'",
                      "r minus the mean of the other G-1 rewards: RLOO",
                      "r minus a moving average of past rewards",
                      "a learned value model and GAE: PPO")
-ADVANCED_CONTROLS = ("prompts_per_step", "steps", "lr", "kl_coef", "clip_eps", "reward", "reward_offset", "reward_scale",
+ADVANCED_CONTROLS = ("prompts_per_step", "steps", "lr", "critic_lr", "kl_coef", "clip_eps", "reward", "reward_offset", "reward_scale",
                      "reward_noise", "std_scope", "eps_mode", "skip_zero_std_groups", "reference", "seed")
 DESCRIPTION_STYLE = {"description_width": "170px"}
 ROW_LABELS = {"baseline": "baseline", "reward": "reward", "std_scope": "std over (std_scope)", "eps_mode": "epsilon (eps_mode)",
@@ -129,6 +129,7 @@ def build_controls(defaults: TrainConfig) -> dict[str, widgets.Widget]:
         "prompts_per_step": slider(widgets.IntSlider, defaults.prompts_per_step, 2, 64, "prompts per step P"),
         "steps": slider(widgets.IntSlider, defaults.steps, 5, 500, "steps", step=5),
         "lr": log_slider(defaults.lr, -5, -2, "learning rate", ".1e"),
+        "critic_lr": log_slider(defaults.critic_lr, -5, -1, "critic learning rate", ".1e"),
         "kl_coef": slider(widgets.FloatSlider, defaults.kl_coef, 0.0, 0.5, "KL coefficient (beta)", step=0.01),
         "clip_eps": slider(widgets.FloatSlider, defaults.clip_eps, 0.05, 1.0, "ratio clip (clip_eps)", step=0.05),
         "reward": choice(REWARD_KINDS, defaults.reward),

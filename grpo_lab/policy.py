@@ -44,8 +44,9 @@ class Block(nn.Module):
         )
 
     def forward(self, x: torch.Tensor, cache: dict | None = None) -> torch.Tensor:
-        """x: [B, T, D]. With a ``cache`` (sampling), keys and values of earlier positions are
-        kept in it, so each new token attends to the past without recomputing it."""
+        """x: [B, T, D]. With a ``cache``, keys and values of earlier positions are kept in it, so
+        new tokens attend to the past (a shared prompt, or the tokens sampled so far) without
+        recomputing it."""
         batch, length, width = x.shape
         q, k, v = self.qkv(self.norm1(x)).split(width, dim=-1)
         q, k, v = (t.view(batch, length, self.n_heads, -1).transpose(1, 2) for t in (q, k, v))
@@ -53,8 +54,12 @@ class Block(nn.Module):
             k, v = torch.cat([cache["k"], k], dim=2), torch.cat([cache["v"], v], dim=2)
         if cache is not None:
             cache["k"], cache["v"] = k, v
-        # a query block that starts at position 0 needs the causal mask; one new token sees everything
-        attended = F.scaled_dot_product_attention(q, k, v, is_causal=q.shape[2] == k.shape[2])
+        past = k.shape[2] - length  # positions already in the cache
+        if past == 0:  # a block that starts at position 0: SDPA's own causal mask
+            attended = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+        else:  # new tokens after cached ones see all of the past, and the new tokens up to their own
+            visible = torch.ones(length, k.shape[2], dtype=torch.bool, device=x.device).tril(past)
+            attended = F.scaled_dot_product_attention(q, k, v, attn_mask=visible)
         x = x + self.proj(attended.transpose(1, 2).reshape(batch, length, width))
         return x + self.mlp(self.norm2(x))
 
@@ -91,6 +96,26 @@ def answer_mask(answers: torch.Tensor) -> torch.Tensor:
     return (eos_before == 0).float()
 
 
+def run_prompts(policy: TinyTransformer, prompts: torch.Tensor) -> tuple[torch.Tensor, list[dict]]:
+    """Run the prompts through the policy once per *distinct* prompt, and fill the caches.
+
+    prompts [B, Lp] -> (next-token logits at the last prompt position [B, V], one cache per block
+    holding keys and values [B, H, Lp, D/H]). GRPO's batch repeats each prompt G times in a row,
+    so consecutive equal rows are computed once and their keys and values shared (gradients flow
+    back through the sharing); the result is the same as running every row.
+    """
+    starts_run = torch.ones(len(prompts), dtype=torch.bool, device=prompts.device)
+    starts_run[1:] = (prompts[1:] != prompts[:-1]).any(dim=1)
+    caches: list[dict] = [{} for _ in policy.blocks]
+    logits = policy(prompts[starts_run], caches)[:, -1, :]
+    if not bool(starts_run.all()):
+        run_of_row = torch.cumsum(starts_run, dim=0) - 1  # [B]: which distinct prompt each row repeats
+        for cache in caches:
+            cache["k"], cache["v"] = cache["k"].index_select(0, run_of_row), cache["v"].index_select(0, run_of_row)
+        logits = logits.index_select(0, run_of_row)
+    return logits, caches
+
+
 @torch.no_grad()
 def sample(
     policy: TinyTransformer,
@@ -102,22 +127,24 @@ def sample(
     """Sample answers for a batch of same-length prompts.
 
     prompts: [B, Lp] -> (answers [B, max_new_tokens] token ids, mask [B, max_new_tokens]).
-    ``temperature=0`` decodes greedily. Tokens after a sequence's EOS are set to PAD and masked.
-    Sampling draws on the CPU generator so a seed gives the same answers on any device.
+    ``temperature=0`` decodes greedily. Tokens after a sequence's EOS are set to PAD and masked;
+    decoding stops once every sequence has ended. Sampling draws on the CPU generator so a seed
+    gives the same answers on any device.
     """
-    caches: list[dict] = [{} for _ in policy.blocks]
-    logits = policy(prompts, caches)[:, -1, :]
-    tokens = []
-    for position in range(prompts.shape[1], prompts.shape[1] + max_new_tokens):
+    logits, caches = run_prompts(policy, prompts)
+    answers = torch.full((len(prompts), max_new_tokens), PAD_ID, dtype=torch.long, device=prompts.device)
+    ended = torch.zeros(len(prompts), dtype=torch.bool, device=prompts.device)
+    for index in range(max_new_tokens):
         if temperature == 0:
             next_token = logits.argmax(dim=-1)
         else:
             probs = torch.softmax(logits.float() / temperature, dim=-1).cpu()
             next_token = torch.multinomial(probs, 1, generator=generator).squeeze(1).to(prompts.device)
-        tokens.append(next_token)
-        if len(tokens) < max_new_tokens:
-            logits = policy(next_token[:, None], caches, start=position)[:, -1, :]
-    answers = torch.stack(tokens, dim=1)
+        answers[:, index] = next_token
+        ended |= next_token == EOS_ID
+        if index + 1 == max_new_tokens or bool(ended.all()):
+            break
+        logits = policy(next_token[:, None], caches, start=prompts.shape[1] + index)[:, -1, :]
     mask = answer_mask(answers)
     return answers.masked_fill(mask == 0, PAD_ID), mask
 
@@ -126,10 +153,14 @@ def token_logprobs(policy: nn.Module, prompts: torch.Tensor, answers: torch.Tens
     """Log-probability of each answer token under the policy.
 
     prompts: [B, Lp], answers: [B, La] -> logprobs [B, La] (and entropy [B, La] of the
-    next-token distribution at each answer position when ``with_entropy``).
+    next-token distribution at each answer position when ``with_entropy``). Each distinct
+    prompt is run once (``run_prompts``), then the answers attend to its cached keys and values.
     """
-    sequence = torch.cat([prompts, answers], dim=1)
-    logits = policy(sequence[:, :-1])[:, prompts.shape[1] - 1 :, :]
+    first_logits, caches = run_prompts(policy, prompts)
+    logits = first_logits[:, None, :]  # [B, 1, V]: the first answer token's distribution
+    if answers.shape[1] > 1:
+        rest = policy(answers[:, :-1], caches, start=prompts.shape[1])  # [B, La - 1, V]
+        logits = torch.cat([logits, rest], dim=1)
     log_probs = torch.log_softmax(logits.float(), dim=-1)
     chosen = log_probs.gather(-1, answers[:, :, None]).squeeze(-1)
     if not with_entropy:

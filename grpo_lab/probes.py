@@ -1,12 +1,16 @@
-"""How noisy is the policy gradient? Per-group gradients at a fixed policy, and their statistics.
+"""How noisy is the policy gradient? Gradients of disjoint shares of a batch, and their statistics.
 
 The estimator. A training step's gradient is the mean of P per-prompt (per-group) gradients,
-``g_hat = mean_p g_p``. The groups are independent draws, so the variance of ``g_hat`` is
-estimated by ``grad_var = sum_k Var_p(g_p[k]) / P``, the trace of its covariance (summed over the
-parameters k, sample variance with Bessel's correction). Its signal-to-noise ratio is
-``grad_snr = ||g_hat||^2 / grad_var``: above 1, a step points mostly where the expected gradient
-points; below 1, it is mostly noise. Both are measured on the same batch the step trains on,
-before the update, at ``probe_every`` steps.
+``g_hat = mean_p g_p``. Cut the batch into K chunks of P/K whole groups each; ``g_hat`` is also the
+mean of the K chunk gradients ``g_c``, and since the groups are independent draws the chunks are
+too. So the variance of ``g_hat`` is estimated by ``grad_var = sum_k Var_c(g_c[k]) / K``, the trace
+of its covariance (summed over the parameters k, sample variance with Bessel's correction). Any K
+from 2 to P gives an unbiased estimate of the same number: more chunks make it less noisy and cost
+more backward passes. The experiments use one chunk per group (K = P); the trainer's probe uses
+about 4 chunks (``trainer.probe_chunks``), which costs 4 small backward passes instead of P.
+Its signal-to-noise ratio is ``grad_snr = ||g_hat||^2 / grad_var``: above 1, a step points mostly
+where the expected gradient points; below 1, it is mostly noise. Both are measured on the same
+batch the step trains on, before the update, at ``probe_every`` steps.
 """
 
 from __future__ import annotations
@@ -36,8 +40,8 @@ def per_group_gradients(parameters: list[torch.Tensor], group_losses: Callable[[
 
 
 def gradient_noise(group_gradients: torch.Tensor) -> dict[str, float]:
-    """group_gradients [P, n_params] -> {"grad_var", "grad_snr", "grad_mean_norm"} as in the
-    module docstring. P must be at least 2."""
+    """group_gradients [K, n_params], the gradients of K equal shares of a batch (groups or chunks
+    of groups) -> {"grad_var", "grad_snr", "grad_mean_norm"} as in the module docstring. K >= 2."""
     num_groups = group_gradients.shape[0]
     mean_gradient = group_gradients.mean(dim=0)
     variance = float(group_gradients.var(dim=0, correction=1).sum() / num_groups)

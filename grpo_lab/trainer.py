@@ -32,6 +32,7 @@ from .task import REWARD_KINDS, ProblemSampler, RewardModel, Task, decode, eval_
 
 LOSS_AGGREGATIONS = ("seq_mean", "token_mean", "token_sum_norm")
 MAX_GROUP_SIZE = 256
+PROBE_CHUNKS = 4  # backward passes per gradient-noise probe (probes.py): fewer is cheaper, more is less noisy
 
 
 @dataclass
@@ -51,7 +52,8 @@ class TrainConfig:
     kl_coef: float = 0.0  # beta, weight of the k3 KL to the reference (TRL default 0.0; DeepSeekMath 0.04)
     clip_eps: float = 0.2  # PPO ratio clip: the ratio is clipped to [1 - clip_eps, 1 + clip_eps]
     inner_epochs: int = 1  # optimiser passes over each batch (TRL num_iterations); >1 makes the clip matter
-    lr: float = 1e-4  # Adam learning rate of the policy (and of the critic)
+    lr: float = 1e-4  # Adam learning rate of the policy
+    critic_lr: float = 1e-3  # Adam learning rate of the critic (baseline='critic' only); PPO setups usually give it more than the policy
     max_grad_norm: float = 1.0  # gradient norm clip before each optimiser step (TRL default 1.0)
     steps: int = 150  # training steps
     temperature: float = 1.0  # sampling temperature of the responses (evaluation is greedy)
@@ -96,6 +98,7 @@ class TrainConfig:
         check(0 < self.clip_eps <= 10, "clip_eps", "must be in (0, 10] (0.2 is usual)")
         check(isinstance(self.inner_epochs, int) and 1 <= self.inner_epochs <= 16, "inner_epochs", "must be an integer from 1 to 16")
         check(math.isfinite(self.lr) and 0 < self.lr <= 1, "lr", "must be in (0, 1]")
+        check(math.isfinite(self.critic_lr) and 0 < self.critic_lr <= 1, "critic_lr", "must be in (0, 1]")
         check(math.isfinite(self.max_grad_norm) and self.max_grad_norm > 0, "max_grad_norm", "must be > 0")
         check(isinstance(self.steps, int) and 1 <= self.steps <= 100_000, "steps", "must be an integer from 1 to 100000")
         check(math.isfinite(self.temperature) and 0.05 <= self.temperature <= 10, "temperature", "must be between 0.05 and 10")
@@ -247,9 +250,10 @@ def train(config: TrainConfig, on_step: Callable[[dict], None] | None = None, st
     for parameter in policy.parameters():
         parameter.requires_grad_(True)
     parameters = list(policy.parameters())
-    optimizer = torch.optim.Adam(parameters, lr=config.lr)
+    fused = device.type in ("cpu", "cuda")  # one kernel for all parameters: ~5x cheaper than the loop on a CPU
+    optimizer = torch.optim.Adam(parameters, lr=config.lr, fused=fused)
     value_model = ValueModel(reference).to(device) if config.baseline == "critic" else None
-    value_optimizer = torch.optim.Adam(value_model.parameters(), lr=config.lr) if value_model else None
+    value_optimizer = torch.optim.Adam(value_model.parameters(), lr=config.critic_lr, fused=fused) if value_model else None
     problems = ProblemSampler(task, config.seed)
     reward_model = RewardModel(config.reward, config.reward_offset, config.reward_scale, config.reward_noise, config.seed)
     ema = EMABaseline(config.ema_decay)
@@ -295,9 +299,9 @@ def train_step(config, task, policy, reference, value_model, optimizer, value_op
     batch = problems.sample(P)
     prompts = batch.prompts.repeat_interleave(G, dim=0).to(device)  # [B, Lp], groups are contiguous
     answers_text = [a for a in batch.answers for _ in range(G)]
-    policy.eval()
     answers, mask = sample(policy, prompts, max_len, config.temperature, sampling_generator)  # [B, La]
-    policy.train()
+    longest = int(mask.sum(dim=1).max())  # columns after every answer's end carry nothing: drop them
+    answers, mask = answers[:, :longest], mask[:, :longest]
     responses = [decode(row) for row in answers.cpu().tolist()]
     flat_rewards, correct = reward_model(responses, answers_text)
     if config.hard_reward_scale != 1.0:
@@ -375,7 +379,8 @@ def train_step(config, task, policy, reference, value_model, optimizer, value_op
 
 def group_gradients(policy, parameters, tensors, config, group_size, max_len) -> torch.Tensor:
     """Gradient of each group's loss, [num_groups, n_params]; ``tensors`` = (prompts, answers, mask,
-    old_logprobs, ref_logprobs, token_advantages), rows grouped by ``group_size`` (probes.py)."""
+    old_logprobs, ref_logprobs, token_advantages), rows grouped by ``group_size`` (probes.py). A
+    "group" here may be several GRPO groups in a row: a chunk of the batch."""
     num_groups = len(tensors[0]) // group_size
 
     def group_loss(group: int) -> torch.Tensor:
@@ -412,7 +417,16 @@ def accumulate_gradients(policy, tensors, config: TrainConfig, max_len: int) -> 
     return total_loss, sums
 
 
+def probe_chunks(num_groups: int) -> int:
+    """How many chunks the probe cuts a batch of ``num_groups`` groups into: the smallest divisor of
+    num_groups that is at least PROBE_CHUNKS (all the groups, one each, when there are fewer)."""
+    return next(k for k in range(min(num_groups, PROBE_CHUNKS), num_groups + 1) if num_groups % k == 0)
+
+
 def probe_gradient_noise(policy, parameters, tensors, config, group_size, max_len) -> dict:
-    """grad_var and grad_snr of this step's gradient from its per-group gradients (probes.py)."""
-    noise = gradient_noise(group_gradients(policy, parameters, tensors, config, group_size, max_len))
+    """grad_var and grad_snr of this step's gradient from the gradients of ``probe_chunks`` chunks
+    of whole groups (probes.py)."""
+    num_groups = len(tensors[0]) // group_size
+    rows_per_chunk = group_size * (num_groups // probe_chunks(num_groups))
+    noise = gradient_noise(group_gradients(policy, parameters, tensors, config, rows_per_chunk, max_len))
     return {"grad_var": noise["grad_var"], "grad_snr": noise["grad_snr"]}

@@ -55,3 +55,23 @@ def test_notebooks_are_stripped_and_have_a_kernelspec():
 def test_data_stays_small():
     total = sum(p.stat().st_size for p in (ROOT / "data").rglob("*") if p.is_file())
     assert total < 5 * 1024 * 1024, f"data/ holds {total / 1e6:.1f} MB; keep it under 5 MB"
+
+
+def test_make_html_typesets_math_offline(tmp_path, monkeypatch):
+    """render_html.py points the pages at a copy of MathJax next to them (no CDN), with the fonts that copy ships."""
+    import sys
+
+    import nbformat
+    from nbconvert import HTMLExporter
+
+    sys.path.insert(0, str(ROOT / "scripts"))
+    import render_html
+
+    monkeypatch.setattr(render_html, "MATHJAX_DIR", tmp_path / "mathjax")
+    url = render_html.offline_mathjax()
+    assert "://" not in url and url.startswith("mathjax/MathJax.js?config=")
+    assert (tmp_path / "mathjax" / "MathJax.js").is_file() and (tmp_path / "mathjax" / "config" / "local" / "offline.js").is_file()
+    assert (tmp_path / "mathjax" / "fonts" / "HTML-CSS" / "STIX-Web").is_dir()
+    page, _ = HTMLExporter(template_name="lab", mathjax_url=url).from_notebook_node(
+        nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell("$A_i = r_i - \\mu$")]))
+    assert f'src="{url}"' in page and "mathjax/2" not in page

@@ -26,6 +26,7 @@ def without_time(history):
         ({"baseline": "median"}, "baseline='median' is not valid: choose one of none, mean, zscore, rloo, ema, critic"),
         ({"std_eps": -1.0}, "std_eps=-1.0 is not valid"),
         ({"lr": 0.0}, "lr=0.0 is not valid: must be in (0, 1]"),
+        ({"critic_lr": float("nan")}, "critic_lr=nan is not valid: must be in (0, 1]"),
         ({"steps": 0}, "steps=0 is not valid"),
         ({"task": "5d+"}, "task='5d+' is not valid"),
         ({"reference": "missing.pt"}, "reference='missing.pt' is not valid"),

@@ -109,30 +109,49 @@ def scales_unified(r: dict) -> Finding:
     return Finding(evidence, verdict, explanation)
 
 
+def snr_tally(r: dict, first: str, second: str, min_group_size: int = 2) -> dict:
+    """How often baseline ``first``'s batch SNR is higher / lower / within noise of ``second``'s, over the
+    variance experiment's (policy, G) cells with G >= min_group_size: {"higher": n, "lower": n, "same": n}."""
+    tally = {"higher": 0, "lower": 0, "same": 0}
+    for cell in r["variance"]["cells"]:
+        if cell["axes"]["group_size"] >= min_group_size:
+            tally[compare(stat(r, "variance", cell["label"], f"snr.{first}"), stat(r, "variance", cell["label"], f"snr.{second}"))] += 1
+    return tally
+
+
+def counted(tally: dict) -> str:
+    return f"higher in {tally['higher']}, lower in {tally['lower']}, within noise in {tally['same']} of {sum(tally.values())}"
+
+
 def zscore_lowers_variance(r: dict) -> Finding:
     name = "variance"
     cells = r[name]["cells"]
     policies = list(dict.fromkeys(c["axes"]["policy"] for c in cells))
     sizes = sorted({c["axes"]["group_size"] for c in cells if c["axes"]["group_size"] >= 4})
-    tally = {"higher": 0, "lower": 0, "same": 0}
+    by_sigma = snr_tally(r, "zscore", "mean", min_group_size=4)  # at G=2 with 0/1 rewards zscore is mean times a constant
+    by_centring = snr_tally(r, "mean", "none")
     parts = []
     for policy in policies:
-        for G in sizes:
-            label = f"{policy}, G={G}"
-            z, m = stat(r, name, label, "snr.zscore"), stat(r, name, label, "snr.mean")
-            tally[compare(z, m)] += 1
         G = 8 if 8 in sizes else sizes[0]
         label = f"{policy}, G={G}"
-        parts.append(f"{policy}, G={G}: SNR zscore {fmt(stat(r, name, label, 'snr.zscore'))} vs mean {fmt(stat(r, name, label, 'snr.mean'))}; "
-                     f"raw grad_var zscore {fmt(stat(r, name, label, 'grad_var.zscore'))} vs mean {fmt(stat(r, name, label, 'grad_var.mean'))}")
-    evidence = "; ".join(parts) + f". Over {sum(tally.values())} (policy, G ≥ 4) cells, zscore's SNR was higher in {tally['higher']}, " \
-        f"lower in {tally['lower']}, within noise in {tally['same']}."
-    verdict = HOLDS if tally["higher"] > sum(tally.values()) / 2 else FAILS if tally["higher"] == 0 else PARTLY
+        parts.append(f"{policy}, G={G}: SNR zscore {fmt(stat(r, name, label, 'snr.zscore'))} vs mean {fmt(stat(r, name, label, 'snr.mean'))} "
+                     f"vs none {fmt(stat(r, name, label, 'snr.none'))}; raw grad_var zscore {fmt(stat(r, name, label, 'grad_var.zscore'))} "
+                     f"vs mean {fmt(stat(r, name, label, 'grad_var.mean'))}")
+    evidence = "; ".join(parts) + f". zscore's SNR against mean's: {counted(by_sigma)} (policy, G ≥ 4) cells; mean's SNR against " \
+        f"no baseline's: {counted(by_centring)} (policy, G) cells."
+    verdict = HOLDS if by_sigma["higher"] > sum(by_sigma.values()) / 2 else FAILS if by_sigma["higher"] == 0 else PARTLY
+    centring_helps = by_centring["higher"] > sum(by_centring.values()) / 2
     explanation = ("Raw variance is the wrong yardstick: z-scored advantages have unit scale, so their gradient variance is larger simply "
-                   "because the gradient is larger (see grad_var). The scale-free measures are the signal-to-noise ratio and the cosine to "
-                   "the true gradient. On those, dividing by σ " + ("helps in most cells." if verdict == HOLDS else
-                   "does not reliably help here: it re-weights prompts (next rows) rather than removing noise.") +
-                   " With 0/1 rewards at G=2, mean, rloo and zscore give the same gradient direction (only its length differs).")
+                   "because the gradient is larger (see grad_var). The scale-free measures are the signal-to-noise ratio (SNR) and the "
+                   "cosine to the true gradient. On those, dividing by σ " + ("raises the SNR in most cells." if verdict == HOLDS else
+                   "does not reliably raise the SNR here: it re-weights prompts (the scale and difficulty rows) rather than removing "
+                   "noise.")
+                   + (" Centring is what raises it: mean-only's SNR is above no baseline's in most cells." if centring_helps else
+                      f" Nor does centring reliably raise it on these rewards: mean-only's SNR is above no baseline's in {by_centring['higher']} "
+                      f"cells, below it in {by_centring['lower']} and within noise in {by_centring['same']}. With 0/1 rewards and no "
+                      "offset a wrong answer's term is already 0, so there is no offset for a baseline to remove; the noise a baseline "
+                      "removes is an offset's (the offset row, notebook 01 §3).")
+                   + " With 0/1 rewards at G=2, mean, rloo and zscore give the same gradient direction (only its length differs).")
     return Finding(evidence, verdict, explanation)
 
 
@@ -504,20 +523,25 @@ def two_grpo(r: dict) -> Finding:
 def difficulty_bias(r: dict) -> Finding:
     name = "difficulty-bias"
     G = next(c for c in r[name]["cells"] if c["axes"]["part"] == "weights")["config"]["group_size"]
-    parts, upweighted = [], []
+    parts, upweighted, below_balanced = [], [], []
     for policy in ("reference", "half-trained"):
         label = f"group weights at the {policy} policy"
         z, m = stat(r, name, label, "weight_vs_middle.zscore.k=1"), stat(r, name, label, "weight_vs_middle.mean.k=1")
         parts.append(f"{policy} policy, gradient norm of a group with 1 of {G} right relative to a balanced group: zscore {fmt(z)}, mean {fmt(m)}")
-        upweighted.append(compare(z, m) == "higher")
+        if compare(z, m) == "higher":
+            upweighted.append(policy)
+        below_balanced.append(z["mean"] is not None and z["mean"] < 1)
     accs = {(b, s): stat(r, name, f"train with {b}", f"{s}_eval_accuracy") for b in ("zscore", "mean") for s in ("hard", "easy")}
     parts.append("after training, hard/easy accuracy: " + "; ".join(f"{b} {fmt(accs[(b, 'hard')])} / {fmt(accs[(b, 'easy')])}" for b in ("zscore", "mean")))
     hard_dir = compare(accs[("zscore", "hard")], accs[("mean", "hard")], SMALL_EFFECT)
-    verdict = HOLDS if all(upweighted) else PARTLY if any(upweighted) else FAILS
-    explanation = ("Dividing by σ gives groups where almost all answers agree (too hard or too easy prompts, small σ) a larger weight "
-                   "relative to balanced ones, exactly as Dr. GRPO argues. Whether that hurts depends on the task: here hard-problem "
-                   "accuracy after training is " + worded(hard_dir, "higher with zscore than with mean", "lower with zscore than with mean",
-                                                          "the same within noise under both") + ".")
+    verdict = HOLDS if len(upweighted) == 2 else PARTLY if upweighted else FAILS
+    lopsided = "lopsided groups (almost all answers agree: prompts too hard or too easy for the policy, so σ is small)"
+    explanation = ((f"Dividing by σ gives {lopsided} more weight, relative to a balanced group, than mean-centring does"
+                    + (" (though still less than a balanced group's)" if all(below_balanced) else "")
+                    + (", as Dr. GRPO argues." if verdict == HOLDS else f", at the {upweighted[0]} policy only." if upweighted else "")
+                    if upweighted else f"Dividing by σ does not give {lopsided} more weight than mean-centring does here, against Dr. GRPO's argument.")
+                   + " Whether the re-weighting matters depends on the task: after training, hard-problem accuracy with zscore is "
+                   + worded(hard_dir, "higher than", "lower than", "within noise of") + " that with mean.")
     return Finding("; ".join(parts), verdict, explanation)
 
 

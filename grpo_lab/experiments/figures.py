@@ -49,15 +49,55 @@ def curves_on_time_grid(cell: dict, end: float, points: int = 60) -> tuple[np.nd
     return grid, [np.interp(grid, s["series"]["eval_wall_time"], s["series"]["eval_accuracy"]) for s in cell["per_seed"]]
 
 
-def style(axis, title: str, xlabel: str, ylabel: str, log_x: bool = False, log_y: bool = False, legend: bool = True) -> None:
+def means_and_stds(cells: list[dict], metric: str) -> tuple[list, list]:
+    """(seed means, seed stds) of one metric, one per cell."""
+    return [stat(c, metric) for c in cells], [stat(c, metric, "std") for c in cells]
+
+
+def style(axis, title: str, xlabel: str, ylabel: str, log_x: bool = False, log_y: bool = False, legend: str | None = "best", twins=()) -> None:
+    """Title, axis labels, scales, grid and a legend for the artists of ``axis`` and its ``twins`` (twinx axes).
+    legend: a matplotlib location, "above bars" (raise the y limits and put the legend in the room this makes,
+    so that it covers no bar or error bar), or None."""
     axis.set(title=title, xlabel=xlabel, ylabel=ylabel)
     if log_x:
         axis.set_xscale("log", base=2)
     if log_y:
         axis.set_yscale("log")
     axis.grid(alpha=0.3)
-    if legend and axis.get_legend_handles_labels()[0]:
-        axis.legend(fontsize=7, loc="best")
+    handles = [h for a in (axis, *twins) for h in a.get_legend_handles_labels()[0]]
+    if legend == "above bars":
+        room_above(axis, *twins)
+        axis.legend(handles, [h.get_label() for h in handles], fontsize=7, loc="upper center", ncol=2)
+    elif legend and handles:
+        axis.legend(handles, [h.get_label() for h in handles], fontsize=7, loc=legend)
+
+
+def draw_bars(axis, tick_labels: list[str], bars: list[tuple[list, list, dict]], group_width: float = 0.8, first_slot: int = 0,
+              slots: int = 0) -> None:
+    """Side-by-side bars with +- 1 std error bars: one group per tick label, and in each group one bar per
+    entry of ``bars`` = [(seed means, seed stds, Axes.bar keyword arguments)]. A group has ``slots`` places
+    (default: one per bar) and these bars fill them from ``first_slot`` on (a twin axis fills the others)."""
+    slots = slots or len(bars)
+    positions, width = np.arange(len(tick_labels)), group_width / slots
+    for slot, (means, stds, options) in enumerate(bars, start=first_slot):
+        axis.bar(positions + (slot - (slots - 1) / 2) * width, [np.nan if m is None else m for m in means], width,
+                 yerr=[0.0 if e is None else e for e in stds], capsize=3, **options)
+    axis.set_xticks(positions)
+    axis.set_xticklabels(tick_labels)
+
+
+def room_above(*axes, fraction: float = 0.3) -> None:
+    """Raise the top of each y axis so that the data fill at most the lower (1 - fraction) of the panel,
+    leaving the top free for a legend ("upper ..." locations) that must not cover bars or error bars."""
+    for axis in axes:
+        bottom, top = axis.get_ylim()
+        axis.set_ylim(bottom, bottom + (top - bottom) / (1 - fraction))
+
+
+def figure_legend(figure: Figure, axis) -> None:
+    """One legend under all panels, for the lines of ``axis`` (every panel draws the same ones)."""
+    handles, labels = axis.get_legend_handles_labels()
+    figure.legend(handles, labels, loc="outside lower center", ncol=len(labels), fontsize=8)
 
 
 def new_figure(rows: int, cols: int, width: float, height: float, result: dict, title: str):
@@ -92,8 +132,9 @@ def variance_figure(result: dict) -> Figure:
         for axis, (metric, title, ylabel, log_y) in zip(row, panels):
             for baseline in BASELINES:
                 draw_error_points(axis, *metric_points(cells, "group_size", f"{metric}.{baseline}"), label=baseline, color=BASELINE_COLORS[baseline])
-            style(axis, f"{policy}: {title}", "group size G (responses per prompt)", ylabel, log_x=True, log_y=log_y)
+            style(axis, f"{title}\n{policy} policy", "group size G (responses per prompt)", ylabel, log_x=True, log_y=log_y, legend=None)
             group_size_ticks(axis, sizes)
+    figure_legend(figure, axes[0, 0])
     return figure
 
 
@@ -112,16 +153,14 @@ def offset_and_scale_figure(result: dict) -> Figure:
         (offset_cell,) = cells_where(result, baseline=baseline, reward_offset=largest, hard_reward_scale=1.0)
         draw_seed_band(axes[1], *eval_curves(offset_cell), label=baseline, color=BASELINE_COLORS[baseline])
     style(axes[1], f"Learning curves with offset {largest:g}", "training step", ACCURACY_LABEL)
-    width, positions = 0.2, np.arange(len(baselines))
-    for shift, (scale, subset, hatch) in enumerate(((1.0, "hard", ""), (0.1, "hard", "//"), (1.0, "easy", ""), (0.1, "easy", "//"))):
+    bars = []
+    for scale, subset, hatch in ((1.0, "hard", ""), (0.1, "hard", "//"), (1.0, "easy", ""), (0.1, "easy", "//")):
         cells = [cells_where(result, baseline=b, reward_offset=0.0, hard_reward_scale=scale)[0] for b in baselines]
-        axes[2].bar(positions + (shift - 1.5) * width, [stat(c, f"{subset}_eval_accuracy") for c in cells], width,
-                    yerr=[stat(c, f"{subset}_eval_accuracy", "std") for c in cells], capsize=3, hatch=hatch,
-                    color="tab:orange" if subset == "hard" else "tab:cyan", edgecolor="k", lw=0.5,
-                    label=f"{subset} problems, hard rewards x{scale:g}")
-    axes[2].set_xticks(positions)
-    axes[2].set_xticklabels(baselines)
-    style(axes[2], "Hard (carry) vs easy problems at the end", "baseline", ACCURACY_LABEL)
+        bars.append((*means_and_stds(cells, f"{subset}_eval_accuracy"),
+                     {"hatch": hatch, "color": "tab:orange" if subset == "hard" else "tab:cyan", "edgecolor": "k", "lw": 0.5,
+                      "label": f"{subset} problems, hard rewards x{scale:g}"}))
+    draw_bars(axes[2], list(baselines), bars)
+    style(axes[2], "Hard (carry) vs easy problems at the end", "baseline", ACCURACY_LABEL, legend="above bars")
     return figure
 
 
@@ -185,48 +224,37 @@ def sigma_to_zero_figure(result: dict) -> Figure:
         ticks = sorted({max(c["axes"]["std_eps"], ZERO_EPS_AT) for c in result["cells"]})
         axis.set_xticks(ticks)
         axis.set_xticklabels(["0" if t == ZERO_EPS_AT else f"{t:.0e}" for t in ticks], fontsize=7)
-        style(axis, title, "std_eps (log; solid: std + eps, dashed: max(std, eps))", ylabel, log_y=log_y)
-    width, positions = 0.38, np.arange(len(rewards))
-    for shift, use_filter in enumerate((False, True)):
-        cells = [next(c for c in cells_where(result, reward=r, filter=use_filter, eps_mode="add") if c["axes"]["std_eps"] == 1e-4) for r in rewards]
-        axes[3].bar(positions + (shift - 0.5) * width, [stat(c, "late_eval_accuracy") for c in cells], width,
-                    yerr=[stat(c, "late_eval_accuracy", "std") for c in cells], capsize=3, hatch="//" if use_filter else "",
-                    color=[colors[r] for r in rewards], edgecolor="k", lw=0.5, alpha=0.8,
-                    label="with the zero-std filter" if use_filter else "eps=1e-4, no filter")
-        if not use_filter:
-            for p, c in zip(positions, cells):
-                axes[3].annotate(f"zero-std groups\n{stat(c, 'frac_reward_zero_std'):.0%}", (p - 0.5 * width, 0.05), ha="center", fontsize=7)
-    axes[3].set_xticks(positions)
-    axes[3].set_xticklabels(rewards)
-    style(axes[3], "DAPO's filter (drop all-equal groups)", "reward", ACCURACY_LABEL)
+        style(axis, title, "std_eps (log; solid: std + eps, dashed: max(std, eps))", ylabel, log_y=log_y, legend=None)
+    figure_legend(figure, axes[0])
+    unfiltered, filtered = ([next(c for c in cells_where(result, reward=r, filter=use_filter, eps_mode="add") if c["axes"]["std_eps"] == 1e-4)
+                             for r in rewards] for use_filter in (False, True))
+    bar_style = {"color": [colors[r] for r in rewards], "edgecolor": "k", "lw": 0.5, "alpha": 0.8}
+    draw_bars(axes[3], [f"{r}\n{stat(c, 'frac_reward_zero_std'):.0%} zero-std" for r, c in zip(rewards, unfiltered)],
+              [(*means_and_stds(unfiltered, "late_eval_accuracy"), {**bar_style, "label": "eps=1e-4, no filter"}),
+               (*means_and_stds(filtered, "late_eval_accuracy"), {**bar_style, "hatch": "//", "label": "with the zero-std filter"})])
+    style(axes[3], "DAPO's filter (drop all-equal groups)", "reward (and its share of groups with all-equal rewards)", ACCURACY_LABEL, legend="above bars")
     return figure
 
 
 # --- 5 ---------------------------------------------------------------------------------------------------
 
 def small_group_figure(result: dict) -> Figure:
-    figure, axes = new_figure(1, 3, 17, 4.8, result, "G = 2 and its remedies (EMA baseline, KL penalty, lower learning rate) against G = 8")
+    figure, axes = new_figure(1, 4, 19, 4.8, result, "G = 2 and its remedies (EMA baseline, KL penalty, lower learning rate) against G = 8")
     for index, c in enumerate(result["cells"]):
         for axis, x_key in ((axes[0], "eval_step"), (axes[1], "eval_samples")):
             draw_seed_band(axis, *eval_curves(c, x_key), label=c["label"], color=f"C{index}", lw=1.4)
     style(axes[0], "Learning curves by step", "training step", ACCURACY_LABEL)
     style(axes[1], "Learning curves by responses sampled", "responses sampled", ACCURACY_LABEL)
-    positions, width = np.arange(len(result["cells"])), 0.4
-    late = [stat(c, "late_eval_accuracy") for c in result["cells"]]
-    axes[2].bar(positions - width / 2, late, width, yerr=[stat(c, "late_eval_accuracy", "std") for c in result["cells"]], capsize=3,
-                color=[f"C{i}" for i in positions], edgecolor="k", lw=0.5, label="late accuracy (left axis)")
-    drop_axis = axes[2].twinx()
-    drop_axis.bar(positions + width / 2, [stat(c, "eval_max_drawdown") for c in result["cells"]], width,
-                  yerr=[stat(c, "eval_max_drawdown", "std") for c in result["cells"]], capsize=3, color="white", edgecolor="k",
-                  hatch="//", label="largest fall from the best (right axis)")
-    drop_axis.set_ylabel("accuracy points")
-    drop_axis.set_ylim(0, max([0.05] + [2 * (stat(c, "eval_max_drawdown") or 0) for c in result["cells"]]))
-    axes[2].set_xticks(positions)
-    axes[2].set_xticklabels([c["label"] for c in result["cells"]], rotation=30, ha="right", fontsize=7)
-    axes[2].set_ylim(min(v for v in late if v is not None) - 0.1, 1.0)
-    style(axes[2], "Late accuracy (solid) and oscillation (hatched)", "", ACCURACY_LABEL, legend=False)
-    handles = axes[2].get_legend_handles_labels()[0] + drop_axis.get_legend_handles_labels()[0]
-    axes[2].legend(handles, [h.get_label() for h in handles], fontsize=7, loc="upper center", ncol=2)
+    colors = {"color": [f"C{i}" for i in range(len(result["cells"]))], "edgecolor": "k", "lw": 0.5}
+    for axis, metric, title, ylabel in ((axes[2], "late_eval_accuracy", "Accuracy late in training", ACCURACY_LABEL),
+                                        (axes[3], "eval_max_drawdown", "Oscillation: largest fall from the best so far", "accuracy points")):
+        draw_bars(axis, [c["label"] for c in result["cells"]], [(*means_and_stds(result["cells"], metric), colors)], group_width=0.6)
+        axis.tick_params(axis="x", labelrotation=30, labelsize=7)
+        for label in axis.get_xticklabels():
+            label.set_horizontalalignment("right")
+        style(axis, title, "", ylabel)
+    late = [v for v in means_and_stds(result["cells"], "late_eval_accuracy")[0] if v is not None]
+    axes[2].set_ylim(min(late) - 0.1, max(late) + 0.05)
     return figure
 
 
@@ -248,18 +276,15 @@ def blowup_figure(result: dict) -> Figure:
     micro = sorted(cells_where(result, prompts_per_step=shape[0], group_size=shape[1]),
                    key=lambda c: c["axes"]["micro_batch_size"] or shape[0] * shape[1], reverse=True)
     sizes = [c["axes"]["micro_batch_size"] or shape[0] * shape[1] for c in micro]
-    positions = np.arange(len(micro))
-    axes[2].bar(positions - 0.2, [stat(c, "saved_activations_mb") for c in micro], 0.4, yerr=[stat(c, "saved_activations_mb", "std") for c in micro],
-                capsize=3, color="tab:blue", label="activations kept for backward (MB, left)")
+    tick_labels = [f"{s}" + (" (whole)" if i == 0 else "") for i, s in enumerate(sizes)]
     time_axis = axes[2].twinx()
-    time_axis.bar(positions + 0.2, [stat(c, "time_per_step_s") for c in micro], 0.4, yerr=[stat(c, "time_per_step_s", "std") for c in micro],
-                  capsize=3, color="tab:orange", label="time per step (s, right)")
+    draw_bars(axes[2], tick_labels, [(*means_and_stds(micro, "saved_activations_mb"), {"color": "tab:blue", "label": "activations for backward (MB, left)"})],
+              slots=2)
+    draw_bars(time_axis, tick_labels, [(*means_and_stds(micro, "time_per_step_s"), {"color": "tab:orange", "label": "time per step (s, right)"})],
+              first_slot=1, slots=2)
     time_axis.set_ylabel("seconds per step")
-    axes[2].set_xticks(positions)
-    axes[2].set_xticklabels([f"{s}" + (" (whole)" if i == 0 else "") for i, s in enumerate(sizes)])
-    style(axes[2], f"Micro-batches at {shape[0]} prompts x G={shape[1]} (same gradient)", "responses per backward pass", "MB", legend=False)
-    handles = axes[2].get_legend_handles_labels()[0] + time_axis.get_legend_handles_labels()[0]
-    axes[2].legend(handles, [h.get_label() for h in handles], fontsize=7, loc="upper right")
+    style(axes[2], f"Micro-batches at {shape[0]} prompts x G={shape[1]} (same gradient)", "responses per backward pass", "MB",
+          legend="above bars", twins=(time_axis,))
     return figure
 
 
@@ -304,21 +329,16 @@ def difficulty_figure(result: dict) -> Figure:
                               [stat(c, f"weight_vs_middle.{baseline}.k={k}", "std") for k in ks],
                               label=f"{baseline}, {c['axes']['policy']}", color=BASELINE_COLORS[baseline], ls=line_style)
     style(axes[0], "A group's gradient norm, relative to a balanced group", f"right answers in the group (of G={G})",
-          "gradient norm / that of the most balanced group")
-    width = 0.4
-    for shift, c in enumerate(weight_cells):
-        fractions = [stat(c, f"frac_groups.k={k}") for k in range(G + 1)]
-        axes[1].bar(np.arange(G + 1) + (shift - 0.5) * width, fractions, width, yerr=[stat(c, f"frac_groups.k={k}", "std") for k in range(G + 1)],
-                    capsize=2, label=f"{c['axes']['policy']} policy")
+          "gradient norm / that of the most balanced group", legend=None)
+    axes[0].legend(fontsize=7, loc="lower center", ncol=2)
+    ks = range(G + 1)
+    draw_bars(axes[1], [str(k) for k in ks], [([stat(c, f"frac_groups.k={k}") for k in ks], [stat(c, f"frac_groups.k={k}", "std") for k in ks],
+                                               {"label": f"{c['axes']['policy']} policy"}) for c in weight_cells])
     style(axes[1], "How many groups have k right answers", f"right answers in the group (of G={G})", "fraction of groups")
     training = cells_where(result, part="training")
-    positions = np.arange(len(training))
-    for shift, subset in enumerate(("hard", "easy")):
-        axes[2].bar(positions + (shift - 0.5) * width, [stat(c, f"{subset}_eval_accuracy") for c in training], width,
-                    yerr=[stat(c, f"{subset}_eval_accuracy", "std") for c in training], capsize=3, label=f"{subset} problems")
-    axes[2].set_xticks(positions)
-    axes[2].set_xticklabels([c["axes"]["baseline"] for c in training])
-    style(axes[2], "After training: hard (carry) vs easy problems", "baseline", ACCURACY_LABEL)
+    draw_bars(axes[2], [c["axes"]["baseline"] for c in training],
+              [(*means_and_stds(training, f"{subset}_eval_accuracy"), {"label": f"{subset} problems"}) for subset in ("hard", "easy")])
+    style(axes[2], "After training: hard (carry) vs easy problems", "baseline", ACCURACY_LABEL, legend="above bars")
     for c in training:
         draw_seed_band(axes[3], *eval_curves(c), label=c["axes"]["baseline"], color=BASELINE_COLORS[c["axes"]["baseline"]])
     style(axes[3], "Learning curves", "training step", ACCURACY_LABEL)
