@@ -43,7 +43,7 @@ def style_run_panels(axes, x_key: str = "step") -> None:
     reward_axis, variance_axis, zero_std_axis = axes
     x_label = X_LABELS[x_key]
     reward_axis.set(title="Reward (thin) and held-out accuracy (thick)", xlabel=x_label, ylabel="fraction correct", ylim=(-0.02, 1.02))
-    variance_axis.set(title="Gradient variance across groups", xlabel=x_label, ylabel="grad_var (trace, log scale)")
+    variance_axis.set(title="Variance of the step's gradient", xlabel=x_label, ylabel="grad_var (trace, log scale)")
     variance_axis.set_yscale("log")
     zero_std_axis.set(title="Groups with no reward spread", xlabel=x_label, ylabel="frac_reward_zero_std", ylim=(-0.02, 1.02))
     for axis in axes:

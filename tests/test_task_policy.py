@@ -109,6 +109,37 @@ def test_cached_sampling_matches_full_recomputation():
     assert torch.equal(answers, recomputed.masked_fill(mask == 0, PAD_ID))
 
 
+def full_sequence_logprobs(policy, prompts, answers):
+    """The log-probs of the answer tokens from one plain forward over prompt + answer (no cache)."""
+    sequence = torch.cat([prompts, answers], dim=1)
+    logits = policy(sequence[:, :-1])[:, prompts.shape[1] - 1:]
+    return torch.log_softmax(logits, dim=-1).gather(-1, answers[:, :, None]).squeeze(-1)
+
+
+def test_shared_prompts_give_the_same_logprobs_and_gradients_as_a_plain_forward():
+    # a GRPO batch: each prompt repeated G=4 times in a row, plus one prompt that appears once
+    policy = load_reference_policy("default")
+    distinct = ProblemSampler(Task.parse("2d+"), 5).sample(4).prompts
+    prompts = torch.cat([distinct.repeat_interleave(4, dim=0), distinct[:1]])
+    answers, mask = sample(policy, prompts, 5, temperature=1.0, generator=torch.Generator().manual_seed(0))
+    parameters = list(policy.parameters())
+    shared = token_logprobs(policy, prompts, answers)
+    plain = full_sequence_logprobs(policy, prompts, answers)
+    assert torch.allclose(shared, plain, atol=1e-5)
+    shared_gradients = torch.autograd.grad((shared * mask).sum(), parameters)
+    plain_gradients = torch.autograd.grad((plain * mask).sum(), parameters)
+    for ours, reference in zip(shared_gradients, plain_gradients):
+        assert torch.allclose(ours, reference, atol=1e-4, rtol=1e-4)
+
+
+def test_sampling_stops_when_every_answer_has_ended_and_still_pads_to_length():
+    policy = load_reference_policy("default")
+    prompts = ProblemSampler(Task.parse("2d+"), 0).sample(16).prompts
+    answers, mask = sample(policy, prompts, 10, temperature=0)  # twice the longest 2d+ answer
+    assert answers.shape == mask.shape == (16, 10)
+    assert mask[:, -1].sum() == 0 and (answers[mask == 0] == PAD_ID).all()
+
+
 def test_token_logprobs_are_normalised_log_probabilities():
     policy = load_reference_policy("default")
     prompts = ProblemSampler(Task.parse("2d+"), 2).sample(8).prompts

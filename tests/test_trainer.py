@@ -9,7 +9,7 @@ import torch
 from grpo_lab import TrainConfig, train
 from grpo_lab.policy import load_reference_policy, sample
 from grpo_lab.task import ProblemSampler, Task
-from grpo_lab.trainer import accumulate_gradients
+from grpo_lab.trainer import accumulate_gradients, probe_chunks
 
 SHORT = dict(steps=4, prompts_per_step=4, group_size=4, eval_every=2, probe_every=2)
 
@@ -136,3 +136,8 @@ def test_every_baseline_runs():
     critic = train(TrainConfig(**{**SHORT, "steps": 2, "group_size": 1, "probe_every": 0}, baseline="critic"))
     assert "explained_variance" in critic.history[1] and "value_loss" in critic.history[1]
     assert "frac_reward_zero_std" not in critic.history[1]  # a group of one has no spread to measure
+
+
+@pytest.mark.parametrize("num_groups, chunks", [(16, 4), (2, 2), (3, 3), (5, 5), (6, 6), (8, 4), (12, 4), (64, 4)])
+def test_the_probe_cuts_the_batch_into_equal_chunks_of_whole_groups(num_groups, chunks):
+    assert probe_chunks(num_groups) == chunks and num_groups % chunks == 0
