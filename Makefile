@@ -4,6 +4,8 @@ VENV := .venv
 BIN := $(VENV)/bin
 HOST ?= 127.0.0.1
 PORT ?= 8888
+# Jupyter refuses to run as root unless told to (containers and CI machines often run as root)
+ALLOW_ROOT := $(if $(filter 0,$(shell id -u)),--ServerApp.allow_root=True,)
 
 .PHONY: start test voila html install install-dev lint benchmarks pretrain clean
 
@@ -25,7 +27,7 @@ install: $(VENV)/.installed-lab
 install-dev: $(VENV)/.installed-dev
 
 start: install
-	$(BIN)/jupyter lab --ServerApp.ip=$(HOST) --ServerApp.port=$(PORT) --ServerApp.root_dir=. notebooks/00_start_here.ipynb
+	$(BIN)/jupyter lab --ServerApp.ip=$(HOST) --ServerApp.port=$(PORT) --ServerApp.root_dir=. $(ALLOW_ROOT) notebooks/00_start_here.ipynb
 
 voila: install
 	$(BIN)/voila --Voila.ip=$(HOST) --port=$(PORT) notebooks/03_interactive_lab.ipynb

@@ -75,3 +75,13 @@ def test_make_html_typesets_math_offline(tmp_path, monkeypatch):
     page, _ = HTMLExporter(template_name="lab", mathjax_url=url).from_notebook_node(
         nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell("$A_i = r_i - \\mu$")]))
     assert f'src="{url}"' in page and "mathjax/2" not in page
+
+
+def test_make_start_passes_allow_root_exactly_when_run_as_root():
+    # Jupyter refuses to start as root without it (containers, CI machines); a normal user must not get it
+    import os
+    import subprocess
+
+    dry_run = subprocess.run(["make", "-n", "start"], cwd=ROOT, capture_output=True, text=True, check=True).stdout
+    command = next(line for line in dry_run.splitlines() if "jupyter lab" in line)
+    assert ("--ServerApp.allow_root=True" in command) == (os.geteuid() == 0)
