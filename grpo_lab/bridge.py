@@ -129,6 +129,9 @@ NOT_SENT: dict[str, str] = {
     "ema_decay": "only used by baseline='ema', which does not map",
     "gae_lambda": "only used by baseline='critic', which does not map",
     "critic_lr": "only used by baseline='critic', which does not map",
+    "critic_epochs": "only used by baseline='critic', which does not map",
+    "critic_minibatches": "only used by baseline='critic', which does not map",
+    "value_clip": "only used by baseline='critic', which does not map",
 }
 
 # TRL knobs we do not have, with what they do; the course's loop stays without them on purpose.

@@ -1,11 +1,17 @@
-"""PPO's critic: a learned value model and GAE over the answer tokens.
+"""PPO's critic: a learned value model, GAE over the answer tokens, and the critic's own updates.
 
 The value model is a **separate network**, not a head on the policy: a copy of the reference
 policy's transformer whose vocabulary head is swapped for a scalar one. Separate, because in a
 model this small a shared trunk lets the value loss pull on the very features the policy
 gradient is moving (CleanRL's PPO makes the same choice); initialised from the reference, as in
 RLHF practice, so it starts with features that already know the task instead of from noise.
-This is the extra network, optimiser and loss that GRPO's group baseline removes.
+**Every** parameter trains, trunk and head (about 101k with the default policy; ``ValueModel``
+unfreezes the copy, since the reference it copies is frozen as the KL anchor).
+
+A critic needs many more updates than a policy gets: like CleanRL's PPO, each batch is used for
+``critic_epochs`` passes of ``critic_minibatches`` shuffled minibatches (``update_critic``), with
+an optional clip of how far V may move from the values it had when the batch was sampled.
+This is the extra network, optimiser, loss and compute that GRPO's group baseline removes.
 
 Shapes: B responses, La answer tokens. The reward arrives only at a response's last token.
 """
@@ -13,11 +19,14 @@ Shapes: B responses, La answer tokens. The reward arrives only at a response's l
 from __future__ import annotations
 
 import copy
+import math
 
 import torch
 import torch.nn as nn
 
 from .policy import TinyTransformer
+
+VALUE_HEAD_INIT_STD = 0.01  # small and random: V starts near 0, and the trunk gets a gradient from the first update
 
 
 class ValueModel(nn.Module):
@@ -28,15 +37,20 @@ class ValueModel(nn.Module):
         self.trunk = copy.deepcopy(reference)
         self.trunk.head = nn.Identity()
         self.value_head = nn.Linear(reference.config.d_model, 1)
-        nn.init.zeros_(self.value_head.weight)
+        nn.init.normal_(self.value_head.weight, std=VALUE_HEAD_INIT_STD)
         nn.init.zeros_(self.value_head.bias)
+        self.requires_grad_(True)  # the copied reference arrives frozen; the critic trains all of itself
 
     def forward(self, tokens: torch.Tensor) -> torch.Tensor:
         return self.value_head(self.trunk(tokens)).squeeze(-1)
 
+    def num_trainable_parameters(self) -> int:
+        return sum(p.numel() for p in self.parameters() if p.requires_grad)
+
 
 def answer_values(value_model: ValueModel, prompts: torch.Tensor, answers: torch.Tensor) -> torch.Tensor:
-    """V of the state before each answer token. prompts [B, Lp], answers [B, La] -> [B, La]."""
+    """V of the state before each answer token. prompts [B, Lp], answers [B, La] -> [B, La].
+    Column 0 is V(prompt): the value of the prompt alone, the quantity a group mean estimates."""
     sequence = torch.cat([prompts, answers], dim=1)
     return value_model(sequence[:, :-1])[:, prompts.shape[1] - 1 :]
 
@@ -47,7 +61,7 @@ def gae(rewards: torch.Tensor, values: torch.Tensor, mask: torch.Tensor, gamma: 
     rewards [B] (one scalar per response), values [B, La], mask [B, La]
     -> (advantages [B, La], returns [B, La]); both 0 where mask is 0.
     delta_t = r_t + gamma * V_{t+1} - V_t, A_t = delta_t + gamma * lam * A_{t+1}, and V after the
-    last token is 0 (the episode ends).
+    last token is 0 (the episode ends). returns = A + V, the critic's regression target.
     """
     values = values * mask
     last = mask.sum(dim=1).long() - 1
@@ -71,9 +85,48 @@ def whiten(advantages: torch.Tensor, mask: torch.Tensor, eps: float = 1e-8) -> t
     return (advantages - mean) / (variance.sqrt() + eps) * mask
 
 
-def value_loss(values: torch.Tensor, returns: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
-    """Mean squared error between V and the GAE returns over answer tokens (a scalar)."""
-    return (((values - returns) ** 2) * mask).sum() / mask.sum()
+def value_loss(values: torch.Tensor, returns: torch.Tensor, mask: torch.Tensor,
+               old_values: torch.Tensor | None = None, value_clip: float = 0.0) -> torch.Tensor:
+    """Mean squared error between V and the returns over answer tokens (a scalar); all inputs [b, La].
+
+    With ``value_clip`` > 0 (and the values the critic gave when the batch was sampled), the
+    error of V moved at most ``value_clip`` from ``old_values`` is also computed and the larger of
+    the two is kept, PPO's clipped value loss (CleanRL ``clip_vloss``): V cannot chase one batch's
+    returns far in a single batch.
+    """
+    squared = (values - returns) ** 2
+    if value_clip > 0 and old_values is not None:
+        moved = old_values + (values - old_values).clamp(-value_clip, value_clip)
+        squared = torch.maximum(squared, (moved - returns) ** 2)
+    return (squared * mask).sum() / mask.sum()
+
+
+def update_critic(value_model: ValueModel, optimizer: torch.optim.Optimizer, prompts: torch.Tensor, answers: torch.Tensor,
+                  mask: torch.Tensor, returns: torch.Tensor, old_values: torch.Tensor, epochs: int, minibatches: int,
+                  value_clip: float, max_grad_norm: float, generator: torch.Generator) -> dict:
+    """Fit the critic to one batch's returns: ``epochs`` passes, each over ``minibatches`` shuffled
+    minibatches, one optimiser step per minibatch (epochs x minibatches updates in all).
+
+    prompts [B, Lp], answers / mask / returns / old_values [B, La]. Returns {"value_loss": mean
+    loss of the last pass, "critic_updates": the number of optimiser steps}.
+    """
+    rows = len(prompts)
+    size = math.ceil(rows / minibatches)
+    parameters = list(value_model.parameters())
+    last_pass = []
+    for _ in range(epochs):
+        last_pass.clear()
+        order = torch.randperm(rows, generator=generator).to(prompts.device)
+        for start in range(0, rows, size):
+            index = order[start:start + size]
+            loss = value_loss(answer_values(value_model, prompts[index], answers[index]), returns[index], mask[index],
+                              old_values[index], value_clip)
+            optimizer.zero_grad(set_to_none=True)
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(parameters, max_grad_norm)
+            optimizer.step()
+            last_pass.append(float(loss.detach()))
+    return {"value_loss": sum(last_pass) / len(last_pass), "critic_updates": epochs * math.ceil(rows / size)}
 
 
 def explained_variance(values: torch.Tensor, returns: torch.Tensor, mask: torch.Tensor) -> float:

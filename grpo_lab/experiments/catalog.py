@@ -1,9 +1,9 @@
-"""The eight named experiments: what each varies (its grid of cells) in full and in --fast mode.
+"""The nine named experiments: what each varies (its grid of cells) in full and in --fast mode.
 
 A cell is ``{"label", "axes", "config"}``: ``axes`` names what varies (for plots and tables),
 ``config`` is everything a unit needs besides the seed (``config["kind"]`` picks the unit in
 measures.py; ``config["train"]`` holds TrainConfig overrides). Fast mode keeps every experiment's
-shape but with fewer steps, cells and seeds, so CI can run all eight.
+shape but with fewer steps, cells and seeds, so CI can run all nine.
 """
 
 from __future__ import annotations
@@ -12,6 +12,7 @@ import statistics
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from ..trainer import TrainConfig
 from .stats import compare
 
 TARGET_ACCURACY = 0.7  # held-out accuracy that counts as "reached" (the reference starts at 0.51)
@@ -178,13 +179,17 @@ def blowup_derive(cells: list[dict]) -> dict:
 GRPO_LABEL, PPO_LABEL, PPO_GROUPS_LABEL = "GRPO (zscore, G=8, 16 prompts)", "PPO critic (G=1, 128 prompts)", "PPO critic (G=8, 16 prompts)"
 PPO_SMALL_LABEL = "PPO critic (G=1, 32 prompts)"  # the samples per step of G=2 x 16 prompts (small-group-remedies)
 EMA_LABEL = "EMA baseline, no critic (G=1, 128 prompts)"  # the control: is it the critic, or just any baseline at G=1?
+NOISY_REWARD_STD = 0.5  # the card's "reward variance is large": Gaussian noise of std 0.5 on a 0/1 reward
+GRPO_NOISY_LABEL, PPO_NOISY_LABEL = f"GRPO (zscore, G=8, 16 prompts), reward noise {NOISY_REWARD_STD:g}", f"PPO critic (G=1, 128 prompts), reward noise {NOISY_REWARD_STD:g}"
 
 
 def grpo_vs_ppo_grid(fast: bool) -> list[dict]:
     steps = 20 if fast else 150
     variants = {GRPO_LABEL: {}, PPO_LABEL: {"baseline": "critic", "group_size": 1, "prompts_per_step": 128},
                 PPO_GROUPS_LABEL: {"baseline": "critic"}, PPO_SMALL_LABEL: {"baseline": "critic", "group_size": 1, "prompts_per_step": 32},
-                EMA_LABEL: {"baseline": "ema", "group_size": 1, "prompts_per_step": 128}}
+                EMA_LABEL: {"baseline": "ema", "group_size": 1, "prompts_per_step": 128},
+                GRPO_NOISY_LABEL: {"reward_noise": NOISY_REWARD_STD},
+                PPO_NOISY_LABEL: {"baseline": "critic", "group_size": 1, "prompts_per_step": 128, "reward_noise": NOISY_REWARD_STD}}
     return [cell(label, {"variant": label}, train=training(steps, eval_every=5, **overrides), target=TARGET_ACCURACY)
             for label, overrides in variants.items()]
 
@@ -221,7 +226,33 @@ def grpo_vs_ppo_derive(cells: list[dict]) -> dict:
     return derived
 
 
-# --- 8. difficulty-bias ----------------------------------------------------------------------------------
+# --- 8. critic-fit ---------------------------------------------------------------------------------------
+
+CRITIC_GROUP_SIZES = (2, 4, 8, 16, 32, 64)
+CRITIC_LRS = (1e-4, 3e-4, 1e-3, 3e-3)
+
+
+def critic_fit_grid(fast: bool) -> list[dict]:
+    """The default critic on the reference and on a half-trained policy, with fresh rollouts every
+    batch (as in a PPO run) and with one fixed pool of rollouts (to show over-fitting); the
+    reference with fresh rollouts at other learning rates and with the clipped value loss."""
+    settings = dict(half_trained_steps=20 if fast else 75, batches=8 if fast else 96, prompts_per_batch=64 if fast else 128,
+                    targets_per_prompt=2 if fast else 4, oracle_samples=32 if fast else 128,
+                    group_sizes=[G for G in CRITIC_GROUP_SIZES if G <= (32 if fast else 64)])
+
+    def critic_cell(label: str, policy: str = "reference", data: str = "fresh", **critic) -> dict:
+        axes = {"policy": policy, "data": data, "critic_lr": critic.get("critic_lr", TrainConfig().critic_lr),
+                "value_clip": critic.get("value_clip", 0.0)}
+        return cell(label, axes, "critic_fit", policy=policy, data=data, critic=critic, **settings)
+
+    cells = [critic_cell(f"{policy}, fresh rollouts", policy) for policy in ("reference", "half-trained")]
+    cells.append(critic_cell("reference, one fixed pool of rollouts", data="fixed"))
+    cells += [critic_cell(f"reference, critic_lr {lr:g}", critic_lr=lr) for lr in CRITIC_LRS if lr != TrainConfig().critic_lr]
+    cells.append(critic_cell("reference, value_clip 0.2", value_clip=0.2))
+    return cells
+
+
+# --- 9. difficulty-bias ----------------------------------------------------------------------------------
 
 def difficulty_grid(fast: bool) -> list[dict]:
     steps = 30 if fast else 150
@@ -249,6 +280,8 @@ EXPERIMENTS: dict[str, Experiment] = {e.name: e for e in (
                blowup_grid, seeds=3, fresh_process=True, derive=blowup_derive),
     Experiment("grpo-vs-ppo", "GRPO against PPO's critic at equal samples, equal wall time and a cost per response",
                grpo_vs_ppo_grid, seeds=5, derive=grpo_vs_ppo_derive),
+    Experiment("critic-fit", "how many updates PPO's critic needs to predict V at a fixed policy, against a group mean of G samples",
+               critic_fit_grid, seeds=3),
     Experiment("difficulty-bias", "how much z-scoring re-weights too-easy and too-hard prompts, and what it does to learning",
                difficulty_grid, seeds=5),
 )}

@@ -13,7 +13,17 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from .catalog import EMA_LABEL, EXPERIMENTS, GRPO_LABEL, PPO_GROUPS_LABEL, PPO_LABEL, PPO_SMALL_LABEL, TARGET_ACCURACY
+from .catalog import (
+    EMA_LABEL,
+    EXPERIMENTS,
+    GRPO_LABEL,
+    GRPO_NOISY_LABEL,
+    PPO_GROUPS_LABEL,
+    PPO_LABEL,
+    PPO_NOISY_LABEL,
+    PPO_SMALL_LABEL,
+    TARGET_ACCURACY,
+)
 from .runner import RESULTS_DIR, load_result
 from .stats import compare
 
@@ -159,13 +169,17 @@ def critic_costs(r: dict) -> Finding:
     name = "grpo-vs-ppo"
     critic = stat(r, name, PPO_GROUPS_LABEL, "critic_parameters")
     policy = stat(r, name, GRPO_LABEL, "policy_parameters")
+    defaults = r[name]["train_defaults"]
+    updates = defaults["critic_epochs"] * defaults["critic_minibatches"]
     grpo_time, ppo_time = stat(r, name, GRPO_LABEL, "time_per_step_s"), stat(r, name, PPO_GROUPS_LABEL, "time_per_step_s")
     slower = compare(ppo_time, grpo_time) == "higher"
-    evidence = (f"critic: {critic['mean']:.0f} parameters beside a policy of {policy['mean']:.0f}; time per step on the same batches "
-                f"(G=8, 16 prompts): GRPO {fmt(grpo_time)} s, PPO {fmt(ppo_time)} s")
-    explanation = ("The critic is a second network of the policy's size (ours: a copy of the reference with a scalar head) with its own "
-                   "optimiser and loss; the group baseline has no parameters and costs nothing to compute. In wall time, on the same "
-                   f"batches, the critic made a step {'slower' if slower else 'no slower beyond noise (this toy is dominated by sampling and evaluation, and the machine was shared)'}.")
+    evidence = (f"critic: {critic['mean']:.0f} trained parameters beside a policy of {policy['mean']:.0f}, {updates} critic updates per step "
+                f"({defaults['critic_epochs']} epochs x {defaults['critic_minibatches']} minibatches) beside the policy's 1; time per step "
+                f"on the same batches (G=8, 16 prompts): GRPO {fmt(grpo_time)} s, PPO {fmt(ppo_time)} s")
+    explanation = ("The critic is a second network of the policy's size (ours: a copy of the reference with a scalar head, every parameter "
+                   "trained) with its own optimiser, loss and many more updates than the policy gets; the group baseline has no parameters "
+                   f"and costs nothing to compute. In wall time, on the same batches, the critic made a step {'slower' if slower else 'no slower beyond noise'}"
+                   + (f" ({ppo_time['mean'] / grpo_time['mean']:.1f}x)." if slower else "."))
     return Finding(evidence, HOLDS if critic["mean"] > 0.5 * policy["mean"] else PARTLY, explanation)
 
 
@@ -361,18 +375,19 @@ def critic_without_groups(r: dict) -> Finding:
     ev = stat(r, name, PPO_LABEL, "late_explained_variance")
     learns = ppo["mean"] is not None and ppo["mean"] > start["mean"] + 0.05
     direction = compare(ppo, grpo, SMALL_EFFECT)
-    evidence = f"late accuracy: PPO with G=1 {fmt(ppo)}, GRPO G=8 {fmt(grpo)} (start {start['mean']:.3g}); critic's explained variance late in training {fmt(ev)}"
-    verdict = HOLDS if learns and direction != "lower" else PARTLY if learns else FAILS
     ema = stat(r, name, EMA_LABEL, ACC)
     versus_ema = compare(ppo, ema, SMALL_EFFECT)
-    evidence += f"; the control without a critic, an EMA baseline at G=1 x 128 prompts: {fmt(ema)}"
+    evidence = (f"late accuracy: PPO with G=1 {fmt(ppo)}, GRPO G=8 {fmt(grpo)} (start {start['mean']:.3g}); the control without a critic, "
+                f"an EMA baseline at G=1 x 128 prompts: {fmt(ema)}; the critic's explained variance on each fresh batch, late in training: {fmt(ev)}")
+    verdict = HOLDS if learns and direction != "lower" else PARTLY if learns else FAILS
     weak_critic = ev["mean"] is not None and ev["mean"] < 0.1
     explanation = (f"With one response per prompt the critic still gives every response a baseline, and learning "
                    f"{'works' if learns else 'does not work'} ({worded(direction, 'better than', 'worse than', 'within noise of')} GRPO at "
-                   "equal samples). " + ("But its value estimates explain none of the return's variance (explained variance at or below 0): "
-                   "what carries PPO here is GAE's whitening over a batch of 128 different prompts (a batch-wide baseline), not a good "
-                   "critic. " if weak_critic else "Its value estimates explain part of the return's variance. ")
-                   + f"The critic-free control (a moving-average baseline at G=1) ends {worded(versus_ema, 'below', 'above', 'within noise of')} PPO.")
+                   "equal samples). " + ("But the critic, trained in full (every parameter, 16 updates a step), explains little of the "
+                   "return's variance: most of what carries PPO here is GAE's whitening over a batch of 128 different prompts (a batch-wide "
+                   "baseline). " if weak_critic else "Its value estimates explain part of the return's variance. ")
+                   + f"The critic-free control (a moving-average baseline at G=1) ends {worded(versus_ema, 'below', 'above', 'within noise of')} PPO"
+                   + (", so the critic's values add something beyond a global baseline." if versus_ema == "higher" else "."))
     return Finding(evidence, verdict, explanation)
 
 
@@ -418,7 +433,7 @@ def grpo_stability(r: dict) -> Finding:
     verdict = HOLDS if enough != "higher" and scarce == "lower" else PARTLY if enough != "higher" or scarce == "lower" else FAILS
     explanation = (f"With enough samples GRPO's curve falls back {worded(enough, 'more than', 'less than', 'about as much as')} PPO's. "
                    f"With few samples per step (32), GRPO at G=2 ends {worded(scarce, 'above', 'below', 'within noise of')} PPO with a critic; "
-                   "row 13 shows what helps PPO here: its batch-wide whitening over 32 different prompts, not the critic's values.")
+                   "row 13 shows how much of PPO's side is the critic's values and how much the batch-wide whitening over different prompts.")
     return Finding(evidence, verdict, explanation)
 
 
@@ -452,6 +467,71 @@ def no_free_lunch(r: dict) -> Finding:
     return Finding("; ".join(parts), verdict, explanation)
 
 
+def group_mean_is_a_value(r: dict) -> Finding:
+    name = "critic-fit"
+    label = "reference, fresh rollouts"
+    sizes = sorted(int(key.split("=")[1]) for key in r[name]["cells"][0]["summary"] if key.startswith("group_ev."))
+    group = {G: stat(r, name, label, f"group_ev.G={G}") for G in sizes}
+    oracle, critic = stat(r, name, label, "oracle_ev"), stat(r, name, label, "critic_ev_prompt")
+    updates = stat(r, name, label, "critic_updates")
+    beats = {G: stat(r, name, label, f"updates_to_beat.G={G}") for G in sizes}
+    evidence = ("held-out explained variance of V(prompt) at the reference policy: group mean of G samples "
+                + ", ".join(f"G={G} {fmt(group[G])}" for G in sizes) + f"; oracle (128 samples) {fmt(oracle)}; "
+                f"critic after {updates['mean']:.0f} updates {fmt(critic)}; critic updates to match a group of G (all seeds): "
+                + ", ".join(f"G={G} {'never' if beats[G]['n'] < r[name]['seeds'] else format(beats[G]['mean'], '.0f')}" for G in sizes))
+    largest = sizes[-1]
+    approaches = compare(group[largest], {"mean": 0.0, "std": 0.0, "n": group[largest]["n"]}) == "higher" and (
+        group[largest]["mean"] >= 0.8 * oracle["mean"])
+    rises = all(group[a]["mean"] <= group[b]["mean"] for a, b in zip(sizes, sizes[1:]))
+    verdict = HOLDS if approaches and rises else PARTLY if approaches or rises else FAILS
+    explanation = ("The group mean is a Monte-Carlo estimate of V(prompt): scored as one, it explains more of a fresh response's reward "
+                   f"as G grows and approaches the oracle at G={largest}. With few samples it is worse than a constant (negative explained "
+                   "variance: a noisy estimate of V), yet as a *baseline* that noise costs no bias, only variance (notebook 01). "
+                   "So GRPO does estimate a value; it spends samples where PPO spends critic updates.")
+    return Finding(evidence, verdict, explanation)
+
+
+def critic_over_under_fits(r: dict) -> Finding:
+    name = "critic-fit"
+    fresh, pool = "reference, fresh rollouts", "reference, one fixed pool of rollouts"
+    oracle, best = stat(r, name, fresh, "oracle_ev"), stat(r, name, fresh, "best_critic_ev_prompt")
+    pool_train, pool_held = stat(r, name, pool, "train_ev_token"), stat(r, name, pool, "critic_ev_token")
+    fresh_train, fresh_held = stat(r, name, fresh, "train_ev_token"), stat(r, name, fresh, "critic_ev_token")
+    updates = stat(r, name, fresh, "critic_updates")
+    underfits = best["mean"] < 0.5 * oracle["mean"]
+    overfits = pool_train["mean"] - pool_held["mean"] > 0.2 and pool_held["mean"] < 0
+    evidence = (f"fresh rollouts every batch ({updates['mean']:.0f} updates): best held-out EV of V(prompt) {fmt(best)} vs the oracle's {fmt(oracle)}; "
+                f"EV over answer tokens on its training batch {fmt(fresh_train)}, held out {fmt(fresh_held)}; one fixed pool of 128 rollouts: "
+                f"training batch {fmt(pool_train)}, held out {fmt(pool_held)}")
+    verdict = HOLDS if underfits and overfits else PARTLY if underfits or overfits else FAILS
+    explanation = ("Both happen here. " if verdict == HOLDS else "") + (
+        f"Under-fitting: on a stream of fresh rollouts the critic reaches {'less than half' if underfits else 'more than half'} of the "
+        "explained variance an exact V(prompt) would have: predicting whether a sampled answer is right means checking the arithmetic, "
+        "which the critic must learn from 0/1 rewards. " + ("Over-fitting: trained again and again on one pool of rollouts, it fits that "
+        "pool and gets worse than a constant on fresh ones." if overfits else "A fixed pool did not make it over-fit beyond noise."))
+    return Finding(evidence, verdict, explanation)
+
+
+def critic_wins_on_noisy_rewards(r: dict) -> Finding:
+    name = "grpo-vs-ppo"
+    grpo, ppo = stat(r, name, GRPO_NOISY_LABEL, ACC), stat(r, name, PPO_NOISY_LABEL, ACC)
+    grpo_exact, ppo_exact = stat(r, name, GRPO_LABEL, ACC), stat(r, name, PPO_LABEL, ACC)
+    noisy, exact = compare(ppo, grpo, SMALL_EFFECT), compare(ppo_exact, grpo_exact, SMALL_EFFECT)
+    noise = r[name]["cells"][[c["label"] for c in r[name]["cells"]].index(GRPO_NOISY_LABEL)]["config"]["train"]["reward_noise"]
+    evidence = (f"late accuracy at 128 responses per step, reward noise std {noise:g}: PPO (G=1) {fmt(ppo)} vs GRPO (G=8) {fmt(grpo)}; "
+                f"exact rewards: PPO {fmt(ppo_exact)} vs GRPO {fmt(grpo_exact)}")
+    gap_noisy, gap_exact = ppo["mean"] - grpo["mean"], ppo_exact["mean"] - grpo_exact["mean"]
+    # "better when rewards are noisy": ahead under noise, and not already ahead by as much without it
+    verdict = (HOLDS if noisy == "higher" and (exact != "higher" or gap_noisy > gap_exact + SMALL_EFFECT) else PARTLY if noisy == "higher"
+               else FAILS)
+    explanation = (f"With noisy rewards PPO ends {worded(noisy, 'above', 'below', 'within noise of')} GRPO (a gap of {gap_noisy:+.3f}, against "
+                   f"{gap_exact:+.3f} with exact rewards)" + (": it is ahead either way, so the noise is not what decides. " if verdict == PARTLY
+                                                                else ". ") + ("The critic and the batch-wide whitening average the noise over many prompts, "
+                   "while z-scoring inside a group of 8 rescales it to unit size." if noisy == "higher" else
+                   "Noise hurts both: GRPO's group mean averages it over 8 samples just as the critic averages it over many updates."))
+    return Finding(evidence, verdict, explanation)
+
+
 def std_essential(r: dict) -> Finding:
     pairs = [("offset-and-scale", "zscore, offset 0", "mean, offset 0"), ("difficulty-bias", "train with zscore", "train with mean")]
     parts, directions = [], []
@@ -480,7 +560,8 @@ def faster_than_ppo(r: dict) -> Finding:
         f" → GRPO needs {g['mean'] / p['mean'] - 1:+.0%} responses relative to PPO (a difference {'beyond' if compare(g, p) != 'same' else 'within'} noise)"
         if speedup is not None else "")
     verdict = UNTESTED if speedup is None else HOLDS if speedup >= 0.2 else PARTLY if speedup > 0 else FAILS
-    explanation = "Measured at equal responses per step (128); 'converges 30% faster' is the card's anecdote for a 7B model on math."
+    explanation = ("Measured at equal responses per step (128), against PPO with a critic trained in full; 'converges 30% faster' is the "
+                   "card's anecdote for a 7B model on math, where each response is a long chain of thought, not 3-4 tokens.")
     return Finding(evidence, verdict, explanation)
 
 
@@ -589,6 +670,10 @@ CLAIMS: list[Claim] = [
           "When responses are expensive, PPO's critic beats GRPO's extra sampling (a crossover).", ("grpo-vs-ppo",), tradeoff_crossover),
     Claim("critic-per-response", "trade-off", "Critic 的优势是每个 response 都能得到一个基线，不需要依赖组内采样",
           "A critic gives every response a baseline without groups (G = 1 works).", ("grpo-vs-ppo",), critic_without_groups),
+    Claim("critic-fits", "standard answer", "Critic … 且容易过拟合或欠拟合",
+          "A critic easily over- or under-fits.", ("critic-fit",), critic_over_under_fits),
+    Claim("noisy-rewards", "summary / common mistake 2", "在采样成本高或奖励方差大的任务中，PPO + Critic 更优",
+          "When rewards are noisy (high reward variance), PPO with a critic does better.", ("grpo-vs-ppo",), critic_wins_on_noisy_rewards),
     Claim("g2-usable", "follow-up 1", "采样数 2 … 能用但效果差 … 优势函数几乎被噪声主导",
           "G = 2 works, but poorly.", ("small-group-remedies",), g2_usable_but_poor),
     Claim("g2-ema", "follow-up 1 (remedy 1)", "引入全局基线 … 类似 EMA",
@@ -602,8 +687,8 @@ CLAIMS: list[Claim] = [
     Claim("group-in-ppo", "follow-up 3", "在 PPO 里用组内基线 … 意义不大 … 得不偿失",
           "Replacing PPO's critic by the group baseline gains little and loses GAE.", ("grpo-vs-ppo",), group_baseline_in_ppo),
     Claim("not-no-value", "common mistake 1", "不是'不需要价值函数'，而是用另一种方式估计基线",
-          "GRPO still estimates a baseline (a value), just from samples.", (), None,
-          "a statement about what the method is; the variance rows show what the sample-based baseline does"),
+          "GRPO still estimates a baseline (a value), just from samples: the group mean is a Monte-Carlo V(prompt).", ("critic-fit",),
+          group_mean_is_a_value),
     Claim("no-free-lunch", "common mistake 2", "没有绝对的好坏，只有 trade-off",
           "Neither GRPO nor PPO is better on every measure.", ("grpo-vs-ppo",), no_free_lunch),
     Claim("std-essential", "common mistake 3", "只用均值相当于只做中心化，不做缩放，效果差很多",

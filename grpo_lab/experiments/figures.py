@@ -10,7 +10,7 @@ import numpy as np
 from matplotlib.figure import Figure
 
 from ..plots import draw_error_points, draw_seed_band
-from .catalog import BASELINES, TARGET_ACCURACY
+from .catalog import BASELINES, GRPO_LABEL, GRPO_NOISY_LABEL, PPO_LABEL, PPO_NOISY_LABEL, TARGET_ACCURACY
 
 ACCURACY_LABEL = "held-out accuracy (fraction correct)"
 BASELINE_COLORS = {"none": "tab:gray", "mean": "tab:blue", "rloo": "tab:green", "zscore": "tab:red", "ema": "tab:purple"}
@@ -291,9 +291,10 @@ def blowup_figure(result: dict) -> Figure:
 # --- 7 ---------------------------------------------------------------------------------------------------
 
 def grpo_vs_ppo_figure(result: dict) -> Figure:
-    figure, axes = new_figure(1, 3, 17, 4.8, result, "GRPO's group baseline against PPO's learned critic")
-    end = min(s["series"]["eval_wall_time"][-1] for c in result["cells"] for s in c["per_seed"])
-    for index, c in enumerate(result["cells"]):
+    figure, axes = new_figure(1, 4, 22, 4.8, result, "GRPO's group baseline against PPO's learned critic")
+    exact = [c for c in result["cells"] if not c["config"]["train"].get("reward_noise")]
+    end = min(s["series"]["eval_wall_time"][-1] for c in exact for s in c["per_seed"])
+    for index, c in enumerate(exact):
         draw_seed_band(axes[0], *eval_curves(c, "eval_samples"), label=c["label"], color=f"C{index}")
         grid, curves = curves_on_time_grid(c, end)
         draw_seed_band(axes[1], grid, curves, label=c["label"], color=f"C{index}")
@@ -302,7 +303,7 @@ def grpo_vs_ppo_figure(result: dict) -> Figure:
     style(axes[0], "Equal samples", "responses sampled", ACCURACY_LABEL)
     style(axes[1], "Equal wall time (this CPU, shared)", "wall time (seconds)", ACCURACY_LABEL)
     costs = np.logspace(-5, 1, 61)
-    for index, c in enumerate(result["cells"]):
+    for index, c in enumerate(exact):
         per_seed = [[None if m["time_to_target_s"] is None else m["time_to_target_s"] + cost * m["samples_to_target"] for cost in costs]
                     for m in (s["metrics"] for s in c["per_seed"])]
         if any(v is not None for row in per_seed for v in row):
@@ -313,10 +314,55 @@ def grpo_vs_ppo_figure(result: dict) -> Figure:
     axes[2].set_xscale("log")
     style(axes[2], f"Cost to reach {TARGET_ACCURACY:.0%}: wall time + c x responses", "simulated generation cost c (seconds per response, log)",
           "seconds (log)", log_y=True)
+    for label, color, line in ((GRPO_LABEL, "C0", "-"), (PPO_LABEL, "C1", "-"), (GRPO_NOISY_LABEL, "C0", "--"), (PPO_NOISY_LABEL, "C1", "--")):
+        for c in (c for c in result["cells"] if c["label"] == label):
+            draw_seed_band(axes[3], *eval_curves(c, "eval_samples"), label=label, color=color, ls=line)
+    style(axes[3], "Noisy rewards (dashed) against exact ones", "responses sampled", ACCURACY_LABEL, legend="lower right")
     return figure
 
 
 # --- 8 ---------------------------------------------------------------------------------------------------
+
+def critic_fit_figure(result: dict) -> Figure:
+    figure, axes = new_figure(1, 3, 17, 4.8, result, "PPO's critic at a fixed policy: how many updates to predict V, against a group of G samples")
+    fresh = {c["axes"]["policy"]: c for c in cells_where(result, data="fresh", value_clip=0.0)
+             if c["axes"]["critic_lr"] == result["train_defaults"]["critic_lr"]}
+    ev_floor = -0.5  # a G=2 mean explains less than a constant; the axis stops here so the critic's curve stays readable
+    for index, (policy, c) in enumerate(fresh.items()):
+        updates = c["per_seed"][0]["series"]["updates"]
+        draw_seed_band(axes[0], [max(u, 1) for u in updates], [s["series"]["ev_prompt"] for s in c["per_seed"]],
+                       label=f"critic V(prompt), {policy}", color=f"C{index}", marker="o", ms=3)
+        if policy == "reference":
+            for shade, G in zip(np.linspace(0.75, 0.25, 6), sorted(int(k.split("=")[1]) for k in c["summary"] if k.startswith("group_ev."))):
+                value = stat(c, f"group_ev.G={G}")
+                if value is not None and value > ev_floor:
+                    axes[0].axhline(value, color=str(shade), ls="--", lw=1)
+                    axes[0].annotate(f"group mean, G={G}", (1, value), fontsize=7, color="0.2", va="bottom")
+            axes[0].axhline(stat(c, "oracle_ev"), color="k", lw=1.2, label="oracle V (reference policy)")
+    axes[0].axhline(0, color="0.5", lw=0.8)
+    style(axes[0], "Held-out explained variance of V(prompt)", "critic updates (log; 1 = before training)",
+          "explained variance (0 = a constant)", log_x=True, legend="lower right")
+    for index, c in enumerate([fresh.get("reference"), *cells_where(result, data="fixed")]):
+        if c is None:
+            continue
+        updates = [max(u, 1) for u in c["per_seed"][0]["series"]["updates"]]
+        name = "fresh rollouts" if c["axes"]["data"] == "fresh" else "one fixed pool"
+        draw_seed_band(axes[1], updates[1:], [s["series"]["train_ev_token"][1:] for s in c["per_seed"]], label=f"{name}: on its training batch",
+                       color=f"C{index + 2}", ls="--")
+        draw_seed_band(axes[1], updates, [s["series"]["ev_token"] for s in c["per_seed"]], label=f"{name}: held out", color=f"C{index + 2}")
+    axes[1].axhline(0, color="0.5", lw=0.8)
+    style(axes[1], "Over- and under-fitting (every answer token)", "critic updates (log)", "explained variance", log_x=True,
+          legend="upper left")
+    variants = sorted(cells_where(result, policy="reference", data="fresh"), key=lambda c: (c["axes"]["value_clip"], c["axes"]["critic_lr"]))
+    labels = [f"lr {c['axes']['critic_lr']:g}" + (f"\nclip {c['axes']['value_clip']:g}" if c["axes"]["value_clip"] else "") for c in variants]
+    draw_bars(axes[2], labels, [(*means_and_stds(variants, "critic_ev_prompt"), {"label": "V(prompt)", "color": "C0"}),
+                                (*means_and_stds(variants, "critic_ev_token"), {"label": "every token", "color": "C1"})])
+    axes[2].axhline(0, color="0.5", lw=0.8)
+    style(axes[2], "After all updates, by learning rate and value clip", "", "held-out explained variance", legend="above bars")
+    return figure
+
+
+# --- 9 ---------------------------------------------------------------------------------------------------
 
 def difficulty_figure(result: dict) -> Figure:
     figure, axes = new_figure(1, 4, 19, 4.6, result, "Difficulty bias: how much each prompt counts under zscore vs mean (Dr. GRPO's argument)")
@@ -347,7 +393,7 @@ def difficulty_figure(result: dict) -> Figure:
 
 FIGURES = {"variance": variance_figure, "offset-and-scale": offset_and_scale_figure, "group-size": group_size_figure,
            "sigma-to-zero": sigma_to_zero_figure, "small-group-remedies": small_group_figure, "batch-blowup": blowup_figure,
-           "grpo-vs-ppo": grpo_vs_ppo_figure, "difficulty-bias": difficulty_figure}
+           "grpo-vs-ppo": grpo_vs_ppo_figure, "critic-fit": critic_fit_figure, "difficulty-bias": difficulty_figure}
 
 
 def experiment_figure(name: str, result: dict) -> Figure:

@@ -1,14 +1,16 @@
 """What one experiment unit measures: one (cell, seed) -> one per-seed entry.
 
 A unit is a plain function of a cell's config dict and a seed, so it can run in a worker process
-and be re-run alone (``runner.run_cell``). Four kinds:
+and be re-run alone (``runner.run_cell``). Five kinds:
 
 - ``train``: a training run (``trainer.train``), summarised by ``run_metrics``;
 - ``variance``: many independent batches at a fixed policy, the policy gradient of each baseline
   per group (``trainer.group_gradients``), its SNR and its cosine to a large-batch gradient;
 - ``difficulty_weights``: per-group gradient norms at a fixed policy, binned by how many of the
   group's responses are right (Dr. GRPO's argument about dividing by the std);
-- ``blowup``: time per step and memory of a short run at a given batch shape.
+- ``blowup``: time per step and memory of a short run at a given batch shape;
+- ``critic_fit``: PPO's critic trained on a fixed policy's rollouts, its held-out explained
+  variance against the number of updates, beside the group mean of G samples and an oracle.
 
 A per-seed entry is ``{"seed", "status", "metrics": {name: float | None}, "series": {...}}``.
 """
@@ -24,7 +26,7 @@ import weakref
 import torch
 
 from ..advantages import EMABaseline, compute_advantages
-from ..critic import ValueModel
+from ..critic import ValueModel, answer_values, gae, update_critic
 from ..policy import TinyTransformer, load_reference_policy, sample
 from ..probes import cosine_similarity, gradient_noise
 from ..task import ProblemSampler, RewardModel, Task, decode, eval_batch
@@ -120,7 +122,7 @@ def train_unit(config: dict, seed: int) -> dict:
     if config.get("advantage_probe"):
         metrics.update(advantage_noise_share(train_cfg, seed))
     if train_cfg.baseline == "critic":
-        metrics["critic_parameters"] = float(sum(p.numel() for p in ValueModel(result.policy).parameters()))
+        metrics["critic_parameters"] = float(ValueModel(result.policy).num_trainable_parameters())
     metrics["policy_parameters"] = float(result.policy.num_parameters())
     metrics["failed"] = float(result.status == "failed")
     return {"seed": seed, "status": result.status, "message": result.message, "metrics": metrics, "series": run_series(result.history)}
@@ -360,4 +362,105 @@ def blowup_unit(config: dict, seed: int) -> dict:
     return {"seed": seed, "status": "finished", "message": "", "metrics": metrics}
 
 
-UNITS = {"train": train_unit, "variance": variance_unit, "difficulty_weights": difficulty_weights_unit, "blowup": blowup_unit}
+# --- the critic's fit at a fixed policy -----------------------------------------------------------------
+
+def explained_variance_of(predictions: torch.Tensor, targets: torch.Tensor) -> float:
+    """1 - Var(targets - predictions) / Var(targets), both [N]: 0 for a constant, 1 for a perfect fit."""
+    return float(1 - (targets - predictions).var(correction=0) / targets.var(correction=0))
+
+
+def token_explained_variance(values: torch.Tensor, rewards: torch.Tensor, mask: torch.Tensor) -> float:
+    """Explained variance of V over answer tokens against the Monte-Carlo return (gamma 1: the
+    response's reward at every one of its tokens). values, mask [B, La]; rewards [B]."""
+    selected = mask.bool()
+    return explained_variance_of(values[selected], rewards[:, None].expand_as(values)[selected])
+
+
+def critic_fit_unit(config: dict, seed: int) -> dict:
+    """How well PPO's critic learns V at a fixed policy, and what a group of G samples gives instead.
+
+    config: {"policy", "half_trained_steps", "batches", "prompts_per_batch", "data" ('fresh': new
+    rollouts every batch, as in a PPO run; 'fixed': the same rollouts every batch), "critic"
+    (TrainConfig overrides of critic_lr, critic_epochs, critic_minibatches, value_clip, gae_lambda),
+    "targets_per_prompt", "oracle_samples", "group_sizes"}.
+
+    Held out: the task's eval problems (never trained on), ``targets_per_prompt`` fresh responses
+    each. A value estimate of a prompt is scored by its explained variance (EV) against those
+    responses' rewards: the critic's V(prompt); the mean of G other samples of the same prompt
+    (GRPO's baseline, G from ``group_sizes``); and the oracle, the mean of ``oracle_samples``
+    samples (the best any V(prompt) can do, up to its own noise). Token EV scores the critic at
+    every answer token against the response's reward (later tokens know more: the ceiling is higher).
+
+    Metrics: oracle_ev, group_ev.G=g, critic_ev_prompt / critic_ev_token (after all updates),
+    best_critic_ev_prompt, train_ev_token (on the last training batch, after its updates: the gap
+    to critic_ev_token is over-fitting), updates_to_beat.G=g (the first measured update count at
+    which the critic's prompt EV reaches the group's; None if never), critic_parameters,
+    critic_updates. Series: updates, ev_prompt, ev_token, train_ev_token at each measurement.
+    """
+    policy = fixed_policy(config["policy"], config["half_trained_steps"])
+    task = Task.parse("2d+")
+    max_len = task.max_answer_length
+    settings = TrainConfig.from_dict({**config["critic"], "baseline": "critic", "group_size": 1})
+    generator = torch.Generator().manual_seed(seed + 31_337)
+    reward_model = RewardModel()
+
+    def rollouts(prompts: torch.Tensor, answers_text: list[str]) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        answers, mask = sample(policy, prompts, max_len, 1.0, generator)
+        return answers, mask, reward_model([decode(row) for row in answers], answers_text)[0]
+
+    held_out = eval_batch(task)
+    K, M = config["targets_per_prompt"], config["oracle_samples"]
+    target_prompts = held_out.prompts.repeat_interleave(K, dim=0)
+    target_answers, target_mask, target_rewards = rollouts(target_prompts, [a for a in held_out.answers for _ in range(K)])
+    _, _, extra = rollouts(held_out.prompts.repeat_interleave(M, dim=0), [a for a in held_out.answers for _ in range(M)])
+    extra = extra.view(-1, M)  # [prompts, M], independent of the target responses
+
+    def prompt_ev(estimate: torch.Tensor) -> float:  # estimate [prompts] -> EV against the K targets of each prompt
+        return explained_variance_of(estimate.repeat_interleave(K), target_rewards)
+
+    metrics: dict = {"oracle_ev": prompt_ev(extra.mean(dim=1)), "reward": float(target_rewards.mean())}
+    group_ev = {G: prompt_ev(extra[:, :G].mean(dim=1)) for G in config["group_sizes"] if G <= M}
+    metrics.update({f"group_ev.G={G}": value for G, value in group_ev.items()})
+
+    torch.manual_seed(seed)
+    value_model = ValueModel(policy)
+    optimizer = torch.optim.Adam(value_model.parameters(), lr=settings.critic_lr)
+    shuffle = torch.Generator().manual_seed(seed + 1)
+    problems = ProblemSampler(task, seed + 4242)
+    fixed_batch = None
+    checkpoints = {round(2 ** (k / 2)) for k in range(2 * int(math.log2(config["batches"])) + 1)} | {config["batches"]}
+    series: dict[str, list] = {"updates": [], "ev_prompt": [], "ev_token": [], "train_ev_token": []}
+    updates, train_ev = 0, None
+
+    def measure() -> None:
+        with torch.no_grad():
+            values = answer_values(value_model, target_prompts, target_answers)
+        series["updates"].append(updates)
+        series["ev_prompt"].append(explained_variance_of(values[:, 0], target_rewards))
+        series["ev_token"].append(token_explained_variance(values, target_rewards, target_mask))
+        series["train_ev_token"].append(train_ev)
+
+    measure()
+    for batch_number in range(1, config["batches"] + 1):
+        if fixed_batch is None or config["data"] == "fresh":
+            problems_batch = problems.sample(config["prompts_per_batch"])
+            fixed_batch = (problems_batch.prompts, *rollouts(problems_batch.prompts, problems_batch.answers))
+        prompts, answers, mask, rewards = fixed_batch
+        with torch.no_grad():
+            old_values = answer_values(value_model, prompts, answers)
+        _, returns = gae(rewards, old_values, mask, 1.0, settings.gae_lambda)
+        updates += update_critic(value_model, optimizer, prompts, answers, mask, returns, old_values, settings.critic_epochs,
+                                 settings.critic_minibatches, settings.value_clip, settings.max_grad_norm, shuffle)["critic_updates"]
+        if batch_number in checkpoints:
+            with torch.no_grad():
+                train_ev = token_explained_variance(answer_values(value_model, prompts, answers), rewards, mask)
+            measure()
+    metrics.update(critic_ev_prompt=series["ev_prompt"][-1], critic_ev_token=series["ev_token"][-1], train_ev_token=train_ev,
+                   best_critic_ev_prompt=max(series["ev_prompt"]), critic_updates=float(updates),
+                   critic_parameters=float(value_model.num_trainable_parameters()))
+    for G, value in group_ev.items():
+        metrics[f"updates_to_beat.G={G}"] = next((float(u) for u, ev in zip(series["updates"], series["ev_prompt"]) if ev >= value), None)
+    return {"seed": seed, "status": "finished", "message": "", "metrics": metrics, "series": series}
+
+
+UNITS = {"train": train_unit, "variance": variance_unit, "difficulty_weights": difficulty_weights_unit, "blowup": blowup_unit, "critic_fit": critic_fit_unit}
