@@ -17,9 +17,9 @@ CLAIM_NOTEBOOKS = {
     "offset": "01 §4", "scale": "02 §2", "variance": "01 §3", "no-params": "05 §1", "g-at-least-8": "04 §1",
     "small-g-noisy": "04 §1", "g4-oscillates": "04 §1", "sigma-explodes": "04 §2", "epsilon": "04 §2", "dapo-filter": "04 §2",
     "batch-blowup": "04 §3", "tradeoff": "05 §4", "critic-per-response": "05 §3", "g2-usable": "04 §4", "g2-ema": "04 §4",
-    "g2-kl": "04 §4", "g2-lr": "04 §4", "stability": "05 §3", "group-in-ppo": "05 §2", "not-no-value": "05 §2",
+    "g2-kl": "04 §4", "g2-lr": "04 §4", "stability": "05 §3", "group-in-ppo": "05 §2", "not-no-value": "05 §2b",
     "no-free-lunch": "05 §3", "std-essential": "02 §2, §4", "difficulty": "02 §4", "faster-30": "05 §3", "log-returns": "04 §1",
-    "two-grpo": "04 §1, §4", "long-text": "05 §4", "batchnorm": "02 §3",
+    "two-grpo": "04 §1, §4", "long-text": "05 §4", "batchnorm": "02 §3", "critic-fits": "05 §2b", "noisy-rewards": "05 §3",
 }
 VERDICTS_ZH = {"holds here": "在此成立", "partly": "部分成立", "does not hold here": "在此不成立", "not tested": "未测试"}
 
@@ -29,6 +29,8 @@ VERDICTS_ZH = {"holds here": "在此成立", "partly": "部分成立", "does not
 ACC = "late_eval_accuracy"
 GRPO, PPO = "GRPO (zscore, G=8, 16 prompts)", "PPO critic (G=1, 128 prompts)"  # experiments/catalog.py's labels
 PPO_SAME_BATCHES, PPO_SMALL, EMA_G1 = "PPO critic (G=8, 16 prompts)", "PPO critic (G=1, 32 prompts)", "EMA baseline, no critic (G=1, 128 prompts)"
+GRPO_NOISY, PPO_NOISY = f"{GRPO}, reward noise 0.5", f"{PPO}, reward noise 0.5"
+FRESH, POOL = "reference, fresh rollouts", "reference, one fixed pool of rollouts"  # critic-fit's cells
 
 
 @dataclass(frozen=True)
@@ -81,7 +83,8 @@ CLAIMS_ZH = {
          Number("原始方差 mean", "variance", "reference, G=8", "grad_var.mean"),
          Number("原始方差 zscore", "variance", "reference, G=8", "grad_var.zscore"))),
     "no-params": ClaimZh(
-        "数 Critic 的参数量，并在同样的 batch 上比较每步耗时。成立：Critic 的参数量超过策略的一半（组内基线没有参数）。",
+        "数 Critic 要训练的参数量和每步的 Critic 更新次数，并在同样的 batch 上比较每步耗时。成立：Critic 的参数量超过策略的一半（组内基线没有参数）。"
+        "通俗地说：Critic 是第二个和策略一样大的网络，每步还要多训练好几轮。",
         (Number("Critic 参数量", "grpo-vs-ppo", PPO_SAME_BATCHES, "critic_parameters"),
          Number("策略参数量", "grpo-vs-ppo", GRPO, "policy_parameters"),
          Number("每步秒数 GRPO", "grpo-vs-ppo", GRPO, "time_per_step_s"), Number("PPO", "grpo-vs-ppo", PPO_SAME_BATCHES, "time_per_step_s"))),
@@ -166,7 +169,26 @@ CLAIMS_ZH = {
         "在完全相同的 batch（G = 8，16 个 prompt，同一个 PPO 裁剪损失）上，把 Critic + GAE 换成组内基线（这正是 GRPO）。"
         "成立（卡片说“得不偿失”）：组内基线明显更差。本任务的回答只有 3-4 个 token、奖励在结尾，GAE 可分配的时序信用很少。",
         (Number("组内基线（GRPO）", "grpo-vs-ppo", GRPO, ACC), Number("Critic + GAE", "grpo-vs-ppo", PPO_SAME_BATCHES, ACC))),
-    "not-no-value": ClaimZh("这是关于方法本身的陈述：组内均值就是对 prompt 价值的采样估计，不是可测量的效果；方差相关的论断展示了这个采样基线的表现。"),
+    "not-no-value": ClaimZh(
+        "把组内 G 个回答的平均奖励当作 V(prompt) 的估计，在新采样的留出回答上测它的解释方差（EV），与已知真实价值的 Critic（oracle，每个 prompt 128 个样本）"
+        "和训练中的 Critic 比较。成立：G 最大时明显高于 0、达到 oracle 的 80% 以上，且随 G 单调上升。通俗地说：GRPO 并非不估计价值，"
+        "它用采样代替了 Critic 的训练。",
+        (Number("组内均值 G = 2", "critic-fit", FRESH, "group_ev.G=2"), Number("G = 8", "critic-fit", FRESH, "group_ev.G=8"),
+         Number("G = 64", "critic-fit", FRESH, "group_ev.G=64"), Number("oracle", "critic-fit", FRESH, "oracle_ev"),
+         Number("训练后的 Critic", "critic-fit", FRESH, "critic_ev_prompt"))),
+    "critic-fits": ClaimZh(
+        "在固定的参考策略上训练 Critic，测它在新回答上的留出解释方差。欠拟合：每批都是新样本时，最好的 EV 仍不到 oracle 的一半；"
+        "过拟合：在同一池 128 个回答上反复训练，训练集 EV 远高于留出集、且留出集 EV < 0。两者都出现为成立，只出现一个为部分成立。"
+        "通俗地说：要从 0/1 奖励里学会“这道题答对的概率”，Critic 得自己学会算术。",
+        (Number("新样本：最好的留出 EV", "critic-fit", FRESH, "best_critic_ev_prompt"), Number("oracle", "critic-fit", FRESH, "oracle_ev"),
+         Number("固定样本池：训练集 EV", "critic-fit", POOL, "train_ev_token"), Number("留出 EV", "critic-fit", POOL, "critic_ev_token")),
+        title="Critic 容易过拟合或欠拟合"),
+    "noisy-rewards": ClaimZh(
+        "每步 128 个回答，给 0/1 奖励加上标准差 0.5 的高斯噪声，比较 PPO（G = 1，Critic）与 GRPO（G = 8）的后期准确率，并与精确奖励下的差距对比。"
+        "成立：有噪声时 PPO 明显更好，且领先幅度大于精确奖励时；只在有噪声时领先、但精确奖励下领先同样多为部分成立。",
+        (Number("带噪奖励 GRPO", "grpo-vs-ppo", GRPO_NOISY, ACC), Number("PPO", "grpo-vs-ppo", PPO_NOISY, ACC),
+         Number("精确奖励 GRPO", "grpo-vs-ppo", GRPO, ACC), Number("PPO", "grpo-vs-ppo", PPO, ACC)),
+        title="奖励方差大（奖励有噪声）时，PPO + Critic 更好"),
     "no-free-lunch": ClaimZh(
         "在三个尺度上比较 GRPO 与 PPO：后期准确率、达到目标所需的回答数、所需的秒数。成立：两者各在某个尺度上胜出。",
         (Number("后期准确率 GRPO", "grpo-vs-ppo", GRPO, ACC), Number("PPO", "grpo-vs-ppo", PPO, ACC),
