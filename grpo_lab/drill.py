@@ -479,19 +479,24 @@ QUIZ = [  # (where the course shows it, index of the right option, {language: (q
                 "When rewards are 0/1",
                 "When answers are short",
                 "Never"],
-               ["Right: GRPO buys 'no critic' with samples; the dearer a sample, the worse the deal. See 05's crossover.",
+               ["Right: GRPO buys 'no critic' with samples; the dearer a sample, the worse the deal. In 05 the crossover sits at a few "
+                "milliseconds per response, but a critic-free baseline on PPO's batch shape was as cheap: on that toy the saving came "
+                "from 128 prompts per step, not from the critic. Long outputs, where per-token credit matters, are the critic's other case.",
                 "No: verifiable 0/1 rewards are GRPO's home ground.",
-                "No: the shorter the answer, the less per-token credit helps.",
-                "No: it is a trade-off, not a ranking."]),
+                "No: the shorter the answer, the less per-token credit helps; on 3-token answers 05's critic, trained for 1,500 updates, "
+                "explains about a fifth of what an exact value does.",
+                "No: it is a trade-off, not a ranking: a PPO step with a critic was about 5x slower in 05, yet needed fewer responses."]),
         "zh": ("什么时候一个学习出来的 Critic 值得它的成本？",
                ["每个回答的采样很贵（例如每个要几秒）时",
                 "奖励是 0/1 时",
                 "回答很短时",
                 "永远不值得"],
-               ["对：GRPO 用更多样本换掉 Critic；样本越贵，这笔交易越不划算。见 05 的交叉点。",
+               ["对：GRPO 用更多样本换掉 Critic；样本越贵，这笔交易越不划算。05 中的交叉点在每个回答几毫秒处，但在 PPO 的 batch 形状上"
+                "不用 Critic 的滑动平均基线同样便宜：在这个玩具任务上省下的样本来自每步 128 个 prompt，而不是 Critic。输出很长、需要逐 token "
+                "信用分配时，是 Critic 的另一个用武之地。",
                 "不对：可验证的 0/1 奖励恰恰是 GRPO 的主场。",
-                "不对：回答越短，逐 token 信用越没用。",
-                "不对：这是一种权衡，没有绝对的好坏。"]),
+                "不对：回答越短，逐 token 信用越没用；在 3 个 token 的回答上，05 中训练了 1500 次更新的 Critic 只解释了准确价值的约五分之一。",
+                "不对：这是一种权衡，没有绝对的好坏：05 中带 Critic 的 PPO 每步慢约 5 倍，却需要更少的回答。"]),
     }),
     ("02 §4", 0, {
         "en": ("Dr. GRPO's argument against dividing by σ:",
