@@ -185,7 +185,7 @@ def available_devices() -> list[str]:
     return names
 
 
-def resolve_device(device: str = "auto") -> torch.device:
+def resolve_device(device: str | torch.device = "auto") -> torch.device:
     """``auto`` -> CUDA if present, else Apple's MPS, else CPU. Any other name must be a device this
     machine has (``available_devices``); else one ValueError that lists the ones it has."""
     if device == "auto":
@@ -194,6 +194,8 @@ def resolve_device(device: str = "auto") -> torch.device:
         if torch.backends.mps.is_available():
             return torch.device("mps")
         return torch.device("cpu")
+    if isinstance(device, torch.device):
+        device = str(device)
     here = available_devices()
     refuse = f"device={device!r} is not valid: this machine has {', '.join(here)}"
     if not isinstance(device, str):
@@ -285,7 +287,7 @@ def weights_problem(state_dict: dict, expected: dict[str, torch.Size]) -> str | 
     missing = [name for name in expected if name not in state_dict]
     unexpected = [str(name) for name in state_dict if name not in expected]
     if missing or unexpected:
-        return "its weights do not match the architecture it names: " + "; ".join(
+        return "it does not match the TinyTransformer architecture it names: " + "; ".join(
             part for part in (f"missing {', '.join(missing[:3])}" if missing else "",
                               f"unexpected {', '.join(unexpected[:3])}" if unexpected else "") if part)
     for name, shape in expected.items():
@@ -293,7 +295,7 @@ def weights_problem(state_dict: dict, expected: dict[str, torch.Size]) -> str | 
         if not isinstance(tensor, torch.Tensor) or not tensor.is_floating_point():
             return f"weight {name} is not a float tensor"
         if tensor.shape != shape:
-            return f"weight {name} has shape {tuple(tensor.shape)}, its architecture needs {tuple(shape)}"
+            return f"it does not match the TinyTransformer architecture it names: weight {name} has shape {tuple(tensor.shape)}, not {tuple(shape)}"
         if not torch.isfinite(tensor).all():
             return f"weight {name} contains NaN or infinity"
         largest = float(tensor.abs().max()) if tensor.numel() else 0.0

@@ -28,7 +28,15 @@ from .advantages import BASELINES, EPS_MODES, GROUP_BASELINES, STD_SCOPES, EMABa
 from .critic import ValueModel, answer_values, explained_variance, gae, update_critic, whiten
 from .files import finite_json
 from .memory import USABLE_FRACTION, available_bytes, step_bytes
-from .policy import REFERENCE_NAMES, TinyTransformer, load_reference_policy, resolve_device, sample, token_logprobs
+from .policy import (
+    REFERENCE_NAMES,
+    TinyTransformer,
+    available_devices,
+    load_reference_policy,
+    resolve_device,
+    sample,
+    token_logprobs,
+)
 from .probes import gradient_noise, per_group_gradients
 from .task import REWARD_KINDS, ProblemSampler, RewardModel, Task, decode, eval_batch
 
@@ -137,7 +145,7 @@ class TrainConfig:
             ("prompts_per_step", lambda value: self.probe_every == 0 or value >= 2,
              "must be at least 2 when probe_every > 0 (the variance needs two groups)"),
             ("seed", between(0, 2**31 - 1), "must be an integer from 0 to 2**31 - 1"),
-            ("device", lambda value: resolve_device(value) is not None, "one of the devices this machine has"),
+            ("device", lambda value: resolve_device(value) is not None, "choose one of " + ", ".join(available_devices())),
         ]
 
     def validate(self) -> TrainConfig:
@@ -152,17 +160,16 @@ class TrainConfig:
         for config_field in fields(self):
             value, kind = getattr(self, config_field.name), str(config_field.type)
             if not is_of_kind(value, kind):
-                allowed = next((words for name, _, words in rules if name == config_field.name), "")
-                raise ValueError(f"{config_field.name}={value!r} is not valid: must be {KIND_WORDS.get(kind, kind)}"
-                                 + (f"; {allowed}" if allowed and allowed != f"must be {KIND_WORDS.get(kind)}" else "")
-                                 + f" (got {type(value).__name__})")
+                allowed = next((words for name, _, words in rules if name == config_field.name), f"must be {KIND_WORDS[kind]}")
+                raise ValueError(f"{config_field.name}={shown(value)} is not valid: {allowed} "
+                                 f"({type(value).__name__}, not {KIND_WORDS[kind]})")
         for name, test, allowed in rules:
             try:
                 ok = bool(test(getattr(self, name)))
             except (OverflowError, TypeError):  # e.g. an integer too large to compare as a float
                 ok = False
             if not ok:
-                raise ValueError(f"{name}={getattr(self, name)!r} is not valid: {allowed}")
+                raise ValueError(f"{name}={shown(getattr(self, name))} is not valid: {allowed}")
         problem = memory_problem(self)
         if problem:
             raise ValueError(problem)
@@ -211,6 +218,12 @@ def memory_problem(config: TrainConfig) -> str | None:
 
 
 KIND_WORDS = {"int": "an integer", "float": "a number", "bool": "True or False", "str": "a string"}
+
+
+def shown(value, limit: int = 60) -> str:
+    """repr(value), cut to ``limit`` characters (an error line stays one readable line)."""
+    text = repr(value)
+    return text if len(text) <= limit else text[:limit - 3] + "..."
 
 
 def is_of_kind(value, kind: str) -> bool:
