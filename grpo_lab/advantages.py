@@ -23,6 +23,12 @@ STD_SCOPES = ("group", "batch")
 EPS_MODES = ("add", "clamp")
 
 
+def equal_groups(rewards: torch.Tensor) -> torch.Tensor:
+    """rewards [P, G] -> bool [P]: True where every reward of the group is exactly the same.
+    (Safer than ``std == 0``: the std of identical float32 numbers can come out one rounding step.)"""
+    return (rewards == rewards[:, :1]).all(dim=1)
+
+
 def group_std(rewards: torch.Tensor, std_scope: str = "group", std_ddof: int = 1) -> torch.Tensor:
     """The std used to scale advantages, broadcastable to rewards [P, G]: per group -> [P, 1];
     ``batch`` -> one std over all P*G rewards, [1, 1] (TRL ``scale_rewards="batch"``)."""
@@ -81,7 +87,7 @@ def compute_advantages(
         return rewards.clone()
     if baseline == "ema":
         return rewards - ema_value
-    equal = (rewards == rewards[:, :1]).all(dim=1, keepdim=True)  # [P, 1]: groups with no spread at all
+    equal = equal_groups(rewards)[:, None]  # [P, 1]: groups with no spread at all
     if baseline == "rloo":
         # mean of the others = (sum - r_i) / (G - 1), so r_i - that = G/(G-1) * (r_i - mean)
         return (rewards - (rewards.sum(dim=1, keepdim=True) - rewards) / (group_size - 1)).masked_fill(equal, 0.0)
