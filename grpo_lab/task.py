@@ -176,7 +176,11 @@ def eval_problems(task: Task) -> list[tuple[int, str, int]]:
     if task.name not in _EVAL_CACHE:
         path = eval_path(task)
         if path.exists():
-            problems = [tuple(p) for p in json.loads(path.read_text())["problems"]]
+            try:
+                problems = [tuple(p) for p in json.loads(path.read_text())["problems"]]
+            except (ValueError, KeyError, TypeError):
+                raise ValueError(f"eval set {path} is not readable (empty or malformed): restore it (git checkout {path.name}) "
+                                 "or regenerate it with: python -m grpo_lab pretrain") from None
         else:
             problems = generate_eval_problems(task)
         _EVAL_CACHE[task.name] = problems

@@ -573,3 +573,14 @@ def test_clipped_loss_and_k3_kl_against_hand_computed_values(monkeypatch):
     # without a sampling policy the ratio is exactly 1 and the loss is -A; without a reference, no KL term
     per_token, diagnostics = policy_loss_terms(None, None, None, mask, None, None, advantages, config)
     assert torch.equal(per_token, -advantages) and "kl" not in diagnostics
+
+
+def test_a_damaged_eval_set_is_one_line_naming_the_file(tmp_path, monkeypatch):
+    import grpo_lab.task as task_module
+
+    (tmp_path / "eval").mkdir()
+    (tmp_path / "eval" / "2d+.json").write_text('{"task": "2d+", "probl')
+    monkeypatch.setattr(task_module, "DATA_DIR", tmp_path)
+    monkeypatch.setattr(task_module, "_EVAL_CACHE", {})
+    with pytest.raises(ValueError, match=r"eval set .*2d\+.json is not readable .*python -m grpo_lab pretrain"):
+        task_module.eval_problems(Task.parse("2d+"))
