@@ -72,10 +72,11 @@ def compute_advantages(
         raise ValueError(f"eps_mode={eps_mode!r} is not valid: choose one of {', '.join(EPS_MODES)}")
     if std_ddof not in (0, 1):
         raise ValueError(f"std_ddof={std_ddof!r} is not valid: use 1 (Bessel, as TRL and verl) or 0 (population)")
-    if not std_eps >= 0:
+    if isinstance(std_eps, bool) or not isinstance(std_eps, (int, float)) or not std_eps >= 0:
         raise ValueError(f"std_eps={std_eps!r} is not valid: it must be >= 0 (TRL uses 1e-4, verl 1e-6)")
-    if rewards.ndim != 2:
-        raise ValueError(f"rewards must have shape [prompts, group_size]; got shape {tuple(rewards.shape)}")
+    if not isinstance(rewards, torch.Tensor) or rewards.ndim != 2 or rewards.shape[0] == 0:
+        got = f"shape {tuple(rewards.shape)}" if isinstance(rewards, torch.Tensor) else f"a {type(rewards).__name__}"
+        raise ValueError(f"rewards must be a tensor of shape [prompts, group_size] with at least one prompt; got {got}")
     if not torch.isfinite(rewards).all():
         raise ValueError("rewards contain NaN or infinity: check the reward function (advantages of non-finite rewards are meaningless)")
     group_size = rewards.shape[1]
