@@ -20,7 +20,7 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field, fields
-from pathlib import Path
+from pathlib import Path, PurePath
 
 import torch
 
@@ -86,14 +86,17 @@ class TrainConfig:
     device: str = "auto"  # 'auto' (CUDA, then MPS, then CPU), 'cpu', 'cuda' or 'mps'
 
     def __post_init__(self) -> None:
-        self._plain_numbers()
+        self._plain_values()
 
-    def _plain_numbers(self) -> None:
-        """numpy (and 0-d torch) scalars become Python numbers, so to_dict() stays JSON-writable."""
+    def _plain_values(self) -> None:
+        """numpy (and 0-d torch) scalars become Python numbers and paths become strings, so to_dict()
+        stays JSON-writable."""
         for config_field in fields(self):
             value = getattr(self, config_field.name)
             if type(value).__module__ in ("numpy", "torch") and getattr(value, "ndim", None) == 0:
                 setattr(self, config_field.name, value.item())
+            elif isinstance(value, PurePath):
+                setattr(self, config_field.name, str(value))
 
     def rules(self) -> list[tuple[str, Callable[[object], bool], str]]:
         """(knob, test of a value of the right type, the allowed range in words), in checking order."""
@@ -155,7 +158,7 @@ class TrainConfig:
         for an int knob, anything but True/False for a bool knob are refused), then for its range;
         numpy scalars are accepted as the Python numbers they hold. Last, the batch must fit in
         memory (``memory_problem``)."""
-        self._plain_numbers()
+        self._plain_values()
         rules = self.rules()
         for config_field in fields(self):
             value, kind = getattr(self, config_field.name), str(config_field.type)

@@ -123,9 +123,11 @@ def test_fuzzing_every_knob_gives_a_valid_config_or_a_value_error():
     assert outcomes["value_error"] > 25 * len(fields(TrainConfig)) // 2  # most of them are refused
 
 
-def test_numpy_scalars_are_accepted_as_python_numbers():
-    config = TrainConfig(group_size=np.int64(4), lr=np.float32(1e-3), skip_zero_std_groups=np.bool_(True), seed=np.int32(3)).validate()
+def test_numpy_scalars_and_paths_are_accepted_as_plain_values():
+    config = TrainConfig(group_size=np.int64(4), lr=np.float32(1e-3), skip_zero_std_groups=np.bool_(True), seed=np.int32(3),
+                         reference=reference_path("weak")).validate()
     assert type(config.group_size) is int and type(config.lr) is float and config.skip_zero_std_groups is True
+    assert config.reference == str(reference_path("weak"))
     json.dumps(config.to_dict())  # no numpy type left to break the JSON
 
 
