@@ -209,8 +209,9 @@ def memory_problem(config: TrainConfig) -> str | None:
     budget = USABLE_FRACTION * available
     if step_bytes(responses, backward, *lengths) <= budget:
         return None
-    need, have = step_bytes(responses, backward, *lengths) / 2**30, available / 2**30
-    shape = f"{P} prompts x {G} responses = {responses} responses per step need about {need:.1f} GB, {have:.1f} GB is available"
+    need, usable, have = step_bytes(responses, backward, *lengths) / 2**30, budget / 2**30, available / 2**30
+    shape = (f"{P} prompts x {G} responses = {responses} responses per step need about {need:.1f} GB, more than the {usable:.1f} GB "
+             f"usable ({USABLE_FRACTION:.0%} of the {have:.1f} GB available)")
     if step_bytes(responses, 1, *lengths) > budget:
         return f"prompts_per_step={P} is not valid: {shape}, and even micro-batches of 1 would not fit; use fewer prompts or a smaller group_size"
     fits = next(size for size in (2**k for k in range(20, -1, -1)) if step_bytes(responses, size, *lengths) <= budget)
