@@ -18,7 +18,6 @@ so that a change in the machine's load hits both. Measurements, not assertions.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import statistics
 import sys
@@ -32,6 +31,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_core import machine  # noqa: E402
 
 from grpo_lab import TrainConfig, train  # noqa: E402
+from grpo_lab.files import check_destination, finite_json, json_text, write_atomically  # noqa: E402
 
 
 def stamp() -> tuple[float, float]:
@@ -116,6 +116,11 @@ def main(argv: list[str] | None = None) -> dict:
     args = parser.parse_args(argv)
     if args.warmup < 1 or args.steps < 2 or args.rounds < 1:
         parser.error("--warmup must be >= 1, --steps >= 2 and --rounds >= 1")
+    if args.json:
+        try:
+            check_destination(args.json, "--json")  # before minutes of benchmarking, not after
+        except ValueError as error:
+            parser.error(str(error))
     if args.threads:
         torch.set_num_threads(args.threads)
     import tempfile
@@ -141,7 +146,7 @@ def main(argv: list[str] | None = None) -> dict:
         results["full"] = full_runs(output_dir / "full", args.trl_steps)
     print(markdown(results))
     if args.json:
-        args.json.write_text(json.dumps(results, indent=1) + "\n")
+        write_atomically(args.json, json_text(finite_json(results)[0], indent=1))
     return results
 
 

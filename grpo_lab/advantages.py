@@ -23,6 +23,12 @@ STD_SCOPES = ("group", "batch")
 EPS_MODES = ("add", "clamp")
 
 
+def equal_groups(rewards: torch.Tensor) -> torch.Tensor:
+    """rewards [P, G] -> bool [P]: True where every reward of the group is exactly the same.
+    (Safer than ``std == 0``: the std of identical float32 numbers can come out one rounding step.)"""
+    return (rewards == rewards[:, :1]).all(dim=1)
+
+
 def group_std(rewards: torch.Tensor, std_scope: str = "group", std_ddof: int = 1) -> torch.Tensor:
     """The std used to scale advantages, broadcastable to rewards [P, G]: per group -> [P, 1];
     ``batch`` -> one std over all P*G rewards, [1, 1] (TRL ``scale_rewards="batch"``)."""
@@ -40,13 +46,21 @@ def compute_advantages(
     eps_mode: str = "add",
     ema_value: float = 0.0,
 ) -> torch.Tensor:
-    """Advantages for each response. rewards: float [P, G] -> advantages [P, G].
+    """Advantages for each response. rewards: float [P, G] -> advantages [P, G], in the rewards'
+    precision (float64 stays float64; integer and half-precision rewards are computed in float32).
 
     ``std_eps`` guards the z-score division: ``add`` divides by std + eps (TRL 1e-4, verl 1e-6),
-    ``clamp`` by max(std, eps) (as the card writes it). A group whose rewards are all equal has
-    std 0, so its z-scored advantage is exactly 0 when eps > 0, and 0/0 = NaN when eps = 0: this
-    function returns that NaN on purpose, and the trainer stops the run and says why.
-    ``ema_value`` is the running reward average that ``baseline="ema"`` subtracts.
+    ``clamp`` by max(std, eps) (as the card writes it).
+
+    A group whose rewards are all equal gets advantage exactly 0 under ``mean``, ``rloo`` and
+    ``zscore`` with any eps > 0, whatever the rewards' size: its centred rewards and its std are
+    set to exactly 0. (Computed plainly, in float32 the mean of 16 rewards of 5 + 1/3 is one rounding
+    step off, and that step divided by eps = 1e-6 is an advantage of 0.48 for every response, a
+    spurious signal; TRL and verl compute it plainly.) With eps = 0 such a group's z-score is 0/0 =
+    NaN, always NaN (never ±inf): this function returns that NaN on purpose, and the trainer stops
+    the run and says why. Groups that differ by a single rounding step are not equal and are
+    z-scored like any other group. ``ema_value`` is the running reward average that
+    ``baseline="ema"`` subtracts.
     """
     if baseline not in BASELINES:
         raise ValueError(f"baseline={baseline!r} is not valid: choose one of {', '.join(BASELINES)}")
@@ -58,28 +72,34 @@ def compute_advantages(
         raise ValueError(f"eps_mode={eps_mode!r} is not valid: choose one of {', '.join(EPS_MODES)}")
     if std_ddof not in (0, 1):
         raise ValueError(f"std_ddof={std_ddof!r} is not valid: use 1 (Bessel, as TRL and verl) or 0 (population)")
-    if not std_eps >= 0:
+    if isinstance(std_eps, bool) or not isinstance(std_eps, (int, float)) or not std_eps >= 0:
         raise ValueError(f"std_eps={std_eps!r} is not valid: it must be >= 0 (TRL uses 1e-4, verl 1e-6)")
-    if rewards.ndim != 2:
-        raise ValueError(f"rewards must have shape [prompts, group_size]; got shape {tuple(rewards.shape)}")
+    if not isinstance(rewards, torch.Tensor) or rewards.ndim != 2 or rewards.shape[0] == 0:
+        got = f"shape {tuple(rewards.shape)}" if isinstance(rewards, torch.Tensor) else f"a {type(rewards).__name__}"
+        raise ValueError(f"rewards must be a tensor of shape [prompts, group_size] with at least one prompt; got {got}")
     if not torch.isfinite(rewards).all():
         raise ValueError("rewards contain NaN or infinity: check the reward function (advantages of non-finite rewards are meaningless)")
     group_size = rewards.shape[1]
     if baseline in GROUP_BASELINES and group_size < 2:
         raise ValueError(f"group_size={group_size} is too small for baseline={baseline!r}: a group baseline needs at least 2 responses per prompt")
 
-    rewards = rewards.float()
+    rewards = rewards.to(torch.promote_types(rewards.dtype, torch.float32))
     if baseline == "none":
         return rewards.clone()
     if baseline == "ema":
         return rewards - ema_value
+    equal = equal_groups(rewards)[:, None]  # [P, 1]: groups with no spread at all
     if baseline == "rloo":
         # mean of the others = (sum - r_i) / (G - 1), so r_i - that = G/(G-1) * (r_i - mean)
-        return rewards - (rewards.sum(dim=1, keepdim=True) - rewards) / (group_size - 1)
-    centered = rewards - rewards.mean(dim=1, keepdim=True)
+        return (rewards - (rewards.sum(dim=1, keepdim=True) - rewards) / (group_size - 1)).masked_fill(equal, 0.0)
+    centered = (rewards - rewards.mean(dim=1, keepdim=True)).masked_fill(equal, 0.0)
     if baseline == "mean":
         return centered
     std = group_std(rewards, std_scope, std_ddof)
+    if std_scope == "group":
+        std = std.masked_fill(equal, 0.0)
+    elif bool((rewards == rewards[0, 0]).all()):  # batch scope: the whole batch has no spread
+        std = torch.zeros_like(std)
     scale = std + std_eps if eps_mode == "add" else std.clamp(min=std_eps)
     return centered / scale
 

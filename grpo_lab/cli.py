@@ -7,14 +7,15 @@ command line). A bad value prints one line naming the flag and the allowed range
 from __future__ import annotations
 
 import argparse
-import json
 import re
 import sys
 from dataclasses import fields
 from pathlib import Path
 
+import torch
 from tqdm import tqdm
 
+from .files import check_destination, json_text, write_atomically
 from .trainer import TrainConfig, train
 
 USAGE_ERROR = 2
@@ -79,13 +80,36 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def run_train(args: argparse.Namespace) -> int:
-    values = {f.name: getattr(args, f.name) for f in fields(TrainConfig)}
-    config = TrainConfig(**values)
+def destination(path: Path | None, option: str, folder: bool = False) -> Path | None:
+    """Check an output path before any work is done (files.check_destination); a bad one is a usage error."""
+    if path is None:
+        return None
     try:
-        config.validate()
+        if option == "plot":
+            from .plots import figure_format
+
+            figure_format(path)
+        return check_destination(path, option, folder)
     except ValueError as error:
         raise UsageError(as_flag_message(str(error))) from None
+
+
+def use_lab_threads() -> None:
+    """Train with as many torch threads as the lab does (one core fewer than the machine has): with
+    every core busy, torch's default team waits on its own threads and a run gets several times slower."""
+    from .lab import default_training_threads
+
+    torch.set_num_threads(default_training_threads())
+
+
+def run_train(args: argparse.Namespace) -> int:
+    values = {f.name: getattr(args, f.name) for f in fields(TrainConfig)}
+    try:
+        config = TrainConfig(**values).validate()
+    except ValueError as error:
+        raise UsageError(as_flag_message(str(error))) from None
+    out, plot = destination(args.out, "out"), destination(args.plot, "plot")
+    use_lab_threads()
     bar = tqdm(total=config.steps, desc="train", unit="step", disable=args.quiet, file=sys.stderr)
 
     def on_step(record: dict) -> None:
@@ -101,14 +125,13 @@ def run_train(args: argparse.Namespace) -> int:
           f"after {final.get('step', 0)} steps, {final.get('samples', 0)} responses, {final.get('wall_time', 0):.1f} s")
     if result.message:
         print(result.message)
-    if args.out:
-        args.out.parent.mkdir(parents=True, exist_ok=True)
-        args.out.write_text(json.dumps(result.to_json(), indent=1) + "\n")
-    if args.plot:
+    if out:
+        write_atomically(out, json_text(result.to_json(), indent=1))
+    if plot:
         from .plots import run_figure, save_figure
 
         label = f"G={config.group_size}, {config.baseline}"
-        save_figure(run_figure([(label, result.history)], title=f"{config.task}: {label}, seed {config.seed}"), args.plot)
+        save_figure(run_figure([(label, result.history)], title=f"{config.task}: {label}, seed {config.seed}"), plot)
     return 0 if result.status != "failed" else 1
 
 
@@ -124,6 +147,7 @@ def run_sweep(args: argparse.Namespace) -> int:
         check_options(names[0] if names else "variance", args.seeds, args.workers)
     except ValueError as error:
         raise UsageError(as_flag_message(str(error))) from None
+    destination(result_path("variance", args.fast, args.out).parent, "out", folder=True)
     for name in names:
         if args.replot:
             result, path = load_result(name, args.fast, args.out), result_path(name, args.fast, args.out)
@@ -138,9 +162,15 @@ def run_sweep(args: argparse.Namespace) -> int:
 
 
 def run_pretrain(args: argparse.Namespace) -> int:
+    from .policy import CHECKSUMS_PATH, reference_path
     from .pretrain import RECIPES, write_reference
-    from .task import MAX_DIGITS, OPERATIONS, Task, write_eval_set
+    from .task import MAX_DIGITS, OPERATIONS, Task, eval_path, write_eval_set
 
+    for path in (eval_path(Task(1, "+")).parent, reference_path("default").parent):
+        destination(path, "pretrain's output folder", folder=True)
+    for path in (CHECKSUMS_PATH, *(reference_path(name) for name in RECIPES)):
+        destination(path, "pretrain's output file")
+    use_lab_threads()
     for digits in range(1, MAX_DIGITS + 1):
         for ops in (*OPERATIONS, OPERATIONS):
             write_eval_set(Task(digits, ops))
@@ -163,3 +193,9 @@ def main(argv: list[str] | None = None) -> int:
     except (FileNotFoundError, ValueError) as error:  # e.g. a missing or corrupt reference policy
         print(f"error: {error}", file=sys.stderr)
         return USAGE_ERROR
+    except OSError as error:  # the disk filled up, a folder vanished mid-run: one line, not a traceback
+        print(f"error: {error}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130

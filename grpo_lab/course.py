@@ -17,6 +17,7 @@ from typing import TypeVar
 import torch
 from matplotlib.figure import Figure
 
+from .files import write_atomically
 from .plots import figure_png
 
 FAST_ENV = "GRPO_LAB_FAST"
@@ -87,8 +88,7 @@ def show(figure: Figure, name: str = "") -> None:
     display(Image(png))
     folder = os.environ.get(FIGURE_DIR_ENV)
     if folder and name:
-        Path(folder).mkdir(parents=True, exist_ok=True)
-        (Path(folder) / f"{name}.png").write_bytes(png)
+        write_atomically(Path(folder) / f"{name}.png", png)
 
 
 def load_or_run(name: str, rerun: bool = False, seeds: int | None = None) -> dict:

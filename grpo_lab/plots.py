@@ -18,6 +18,8 @@ from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 from matplotlib.ticker import Formatter, FuncFormatter
 
+from .files import write_atomically
+
 RUN_PANELS = ("reward", "variance", "zero_std")
 X_LABELS = {"step": "training step", "samples": "responses sampled"}
 
@@ -85,11 +87,21 @@ def figure_png(figure: Figure, dpi: int = 90) -> bytes:
     return buffer.getvalue()
 
 
+FIGURE_FORMATS = ("png", "svg", "pdf")  # what save_figure writes, chosen by the file's suffix
+
+
+def figure_format(path: str | Path) -> str:
+    """The image format of ``path`` from its suffix; one ValueError when it is not one we write."""
+    suffix = Path(path).suffix.lower().lstrip(".")
+    if suffix not in FIGURE_FORMATS:
+        raise ValueError(f"plot={str(path)!r} is not valid: the file name must end in " + ", ".join(f".{f}" for f in FIGURE_FORMATS))
+    return suffix
+
+
 def save_figure(figure: Figure, path: str | Path, dpi: int = 110) -> Path:
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    figure.savefig(path, dpi=dpi)
-    return path
+    """Write the figure to ``path`` (PNG, SVG or PDF by its suffix), atomically (files.py)."""
+    image_format = figure_format(path)
+    return write_atomically(path, lambda file: figure.savefig(file, format=image_format, dpi=dpi))
 
 
 # --- the lab's live figure ------------------------------------------------------------------------

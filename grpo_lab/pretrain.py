@@ -19,7 +19,7 @@ from pathlib import Path
 import torch
 import torch.nn.functional as F
 
-from .policy import PolicyConfig, TinyTransformer, reference_path, save_policy
+from .policy import PolicyConfig, TinyTransformer, record_checksum, reference_path, save_policy
 from .task import EOS_ID, ProblemSampler, Task, encode
 from .trainer import greedy_accuracy
 
@@ -75,8 +75,12 @@ def pretrain(recipe: PretrainRecipe, progress=None) -> tuple[TinyTransformer, fl
 
 
 def write_reference(name: str, progress=None) -> tuple[Path, float]:
+    """Pretrain reference policy ``name``, save it to data/reference/NAME.pt and record its
+    SHA-256 in data/reference/checksums.json (checked whenever the shipped file is loaded)."""
     recipe = RECIPES[name]
     policy, accuracy = pretrain(recipe, progress)
     metadata = {"name": name, "task": recipe.task, "steps": recipe.steps, "seed": recipe.seed,
                 "eval_accuracy": accuracy, "command": "python -m grpo_lab pretrain"}
-    return save_policy(policy, reference_path(name), metadata), accuracy
+    path = save_policy(policy, reference_path(name), metadata)
+    record_checksum(path)
+    return path, accuracy

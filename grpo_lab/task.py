@@ -18,6 +18,8 @@ from pathlib import Path
 
 import torch
 
+from .files import write_atomically
+
 PAD, EOS = "<pad>", "<eos>"
 VOCAB: list[str] = [PAD, EOS, *"0123456789", "+", "-", "*", "="]
 TOKEN_ID: dict[str, int] = {token: index for index, token in enumerate(VOCAB)}
@@ -161,11 +163,8 @@ def generate_eval_problems(task: Task, seed: int = 1234) -> list[tuple[int, str,
 
 
 def write_eval_set(task: Task) -> Path:
-    path = eval_path(task)
-    path.parent.mkdir(parents=True, exist_ok=True)
     problems = generate_eval_problems(task)
-    path.write_text(json.dumps({"task": task.name, "problems": [list(p) for p in problems]}) + "\n")
-    return path
+    return write_atomically(eval_path(task), json.dumps({"task": task.name, "problems": [list(p) for p in problems]}) + "\n")
 
 
 _EVAL_CACHE: dict[str, list[tuple[int, str, int]]] = {}
@@ -177,7 +176,11 @@ def eval_problems(task: Task) -> list[tuple[int, str, int]]:
     if task.name not in _EVAL_CACHE:
         path = eval_path(task)
         if path.exists():
-            problems = [tuple(p) for p in json.loads(path.read_text())["problems"]]
+            try:
+                problems = [tuple(p) for p in json.loads(path.read_text())["problems"]]
+            except (ValueError, KeyError, TypeError):
+                raise ValueError(f"eval set {path} is not readable (empty or malformed): restore it (git checkout {path.name}) "
+                                 "or regenerate it with: python -m grpo_lab pretrain") from None
         else:
             problems = generate_eval_problems(task)
         _EVAL_CACHE[task.name] = problems

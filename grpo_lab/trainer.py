@@ -20,18 +20,29 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field, fields
-from pathlib import Path
+from pathlib import Path, PurePath
 
 import torch
 
 from .advantages import BASELINES, EPS_MODES, GROUP_BASELINES, STD_SCOPES, EMABaseline, compute_advantages
 from .critic import ValueModel, answer_values, explained_variance, gae, update_critic, whiten
-from .policy import REFERENCE_NAMES, TinyTransformer, load_reference_policy, resolve_device, sample, token_logprobs
+from .files import finite_json
+from .memory import USABLE_FRACTION, available_bytes, step_bytes
+from .policy import (
+    REFERENCE_NAMES,
+    TinyTransformer,
+    available_devices,
+    load_reference_policy,
+    resolve_device,
+    sample,
+    token_logprobs,
+)
 from .probes import gradient_noise, per_group_gradients
 from .task import REWARD_KINDS, ProblemSampler, RewardModel, Task, decode, eval_batch
 
 LOSS_AGGREGATIONS = ("seq_mean", "token_mean", "token_sum_norm")
 MAX_GROUP_SIZE = 256
+MAX_PROMPTS_PER_STEP = 1024
 PROBE_CHUNKS = 4  # backward passes per gradient-noise probe (probes.py): fewer is cheaper, more is less noisy
 
 
@@ -74,54 +85,97 @@ class TrainConfig:
     seed: int = 0  # seeds sampling, problems, reward noise and the critic's initialisation
     device: str = "auto"  # 'auto' (CUDA, then MPS, then CPU), 'cpu', 'cuda' or 'mps'
 
-    def validate(self) -> TrainConfig:
-        """Raise one ValueError naming the knob, the value and the allowed range; return self."""
-        def check(ok: bool, name: str, allowed: str) -> None:
-            if not ok:
-                raise ValueError(f"{name}={getattr(self, name)!r} is not valid: {allowed}")
+    def __post_init__(self) -> None:
+        self._plain_values()
 
-        def choose(name: str, options) -> None:
-            check(getattr(self, name) in options, name, "choose one of " + ", ".join(map(str, options)))
+    def _plain_values(self) -> None:
+        """numpy (and 0-d torch) scalars become Python numbers and paths become strings, so to_dict()
+        stays JSON-writable."""
+        for config_field in fields(self):
+            value = getattr(self, config_field.name)
+            if type(value).__module__ in ("numpy", "torch") and getattr(value, "ndim", None) == 0:
+                setattr(self, config_field.name, value.item())
+            elif isinstance(value, PurePath):
+                setattr(self, config_field.name, str(value))
 
-        Task.parse(self.task)
-        check(self.reference in REFERENCE_NAMES or (str(self.reference).endswith(".pt") and Path(self.reference).is_file()),
-              "reference", f"choose one of {', '.join(REFERENCE_NAMES)} or the path of an existing .pt file")
-        choose("baseline", BASELINES)
+    def rules(self) -> list[tuple[str, Callable[[object], bool], str]]:
+        """(knob, test of a value of the right type, the allowed range in words), in checking order."""
         minimum_group = 2 if self.baseline in GROUP_BASELINES else 1
-        check(isinstance(self.group_size, int) and minimum_group <= self.group_size <= MAX_GROUP_SIZE, "group_size",
-              f"must be an integer from {minimum_group} to {MAX_GROUP_SIZE}"
-              + (f" (baseline={self.baseline!r} needs at least 2 responses per group)" if minimum_group == 2 else ""))
-        check(isinstance(self.prompts_per_step, int) and 1 <= self.prompts_per_step <= 1024, "prompts_per_step", "must be an integer from 1 to 1024")
-        check(math.isfinite(self.std_eps) and 0 <= self.std_eps <= 10, "std_eps", "must be between 0 and 10 (TRL uses 1e-4)")
-        choose("std_scope", STD_SCOPES)
-        choose("std_ddof", (0, 1))
-        choose("eps_mode", EPS_MODES)
-        check(0 <= self.ema_decay < 1, "ema_decay", "must be in [0, 1)")
-        check(math.isfinite(self.kl_coef) and 0 <= self.kl_coef <= 10, "kl_coef", "must be between 0 and 10")
-        check(0 < self.clip_eps <= 10, "clip_eps", "must be in (0, 10] (0.2 is usual)")
-        check(isinstance(self.inner_epochs, int) and 1 <= self.inner_epochs <= 16, "inner_epochs", "must be an integer from 1 to 16")
-        check(math.isfinite(self.lr) and 0 < self.lr <= 1, "lr", "must be in (0, 1]")
-        check(math.isfinite(self.critic_lr) and 0 < self.critic_lr <= 1, "critic_lr", "must be in (0, 1]")
-        check(isinstance(self.critic_epochs, int) and 1 <= self.critic_epochs <= 64, "critic_epochs", "must be an integer from 1 to 64")
-        check(isinstance(self.critic_minibatches, int) and 1 <= self.critic_minibatches <= 256, "critic_minibatches",
-              "must be an integer from 1 to 256")
-        check(math.isfinite(self.value_clip) and 0 <= self.value_clip <= 100, "value_clip", "must be between 0 (off) and 100")
-        check(math.isfinite(self.max_grad_norm) and self.max_grad_norm > 0, "max_grad_norm", "must be > 0")
-        check(isinstance(self.steps, int) and 1 <= self.steps <= 100_000, "steps", "must be an integer from 1 to 100000")
-        check(math.isfinite(self.temperature) and 0.05 <= self.temperature <= 10, "temperature", "must be between 0.05 and 10")
-        choose("reward", REWARD_KINDS)
-        check(math.isfinite(self.reward_offset) and abs(self.reward_offset) <= 1e6, "reward_offset", "must be a finite number with |offset| <= 1e6")
-        check(math.isfinite(self.reward_scale) and 0 < self.reward_scale <= 1e6, "reward_scale", "must be in (0, 1e6]")
-        check(math.isfinite(self.reward_noise) and 0 <= self.reward_noise <= 1e3, "reward_noise", "must be between 0 and 1000")
-        check(math.isfinite(self.hard_reward_scale) and 0 < self.hard_reward_scale <= 1e6, "hard_reward_scale", "must be in (0, 1e6]")
-        choose("loss_agg", LOSS_AGGREGATIONS)
-        check(isinstance(self.micro_batch_size, int) and self.micro_batch_size >= 0, "micro_batch_size", "must be an integer >= 0 (0 = the whole batch)")
-        check(0 <= self.gae_lambda <= 1, "gae_lambda", "must be in [0, 1]")
-        check(isinstance(self.eval_every, int) and self.eval_every >= 0, "eval_every", "must be an integer >= 0")
-        check(isinstance(self.probe_every, int) and self.probe_every >= 0, "probe_every", "must be an integer >= 0")
-        check(self.probe_every == 0 or self.prompts_per_step >= 2, "prompts_per_step", "must be at least 2 when probe_every > 0 (the variance needs two groups)")
-        check(isinstance(self.seed, int) and 0 <= self.seed < 2**31, "seed", "must be an integer from 0 to 2**31 - 1")
-        resolve_device(self.device)
+
+        def between(low: float, high: float) -> Callable[[float], bool]:
+            return lambda value: math.isfinite(value) and low <= value <= high
+
+        def one_of(options) -> tuple[Callable[[object], bool], str]:
+            return (lambda value: value in options), "choose one of " + ", ".join(map(str, options))
+
+        def existing_reference(value: str) -> bool:
+            return value in REFERENCE_NAMES or (value.endswith(".pt") and Path(value).is_file())
+
+        return [
+            ("task", lambda value: Task.parse(value) is not None, "write '{digits}d{ops}', e.g. '2d+'"),
+            ("reference", existing_reference, f"choose one of {', '.join(REFERENCE_NAMES)} or the path of an existing .pt file"),
+            ("baseline", *one_of(BASELINES)),
+            ("group_size", between(minimum_group, MAX_GROUP_SIZE), f"must be an integer from {minimum_group} to {MAX_GROUP_SIZE}"
+             + (f" (baseline={self.baseline!r} needs at least 2 responses per group)" if minimum_group == 2 else "")),
+            ("prompts_per_step", between(1, MAX_PROMPTS_PER_STEP), f"must be an integer from 1 to {MAX_PROMPTS_PER_STEP}"),
+            ("std_eps", between(0, 10), "must be between 0 and 10 (TRL uses 1e-4)"),
+            ("std_scope", *one_of(STD_SCOPES)),
+            ("std_ddof", *one_of((0, 1))),
+            ("eps_mode", *one_of(EPS_MODES)),
+            ("ema_decay", lambda value: 0 <= value < 1, "must be in [0, 1)"),
+            ("kl_coef", between(0, 10), "must be between 0 and 10"),
+            ("clip_eps", lambda value: 0 < value <= 10, "must be in (0, 10] (0.2 is usual)"),
+            ("inner_epochs", between(1, 16), "must be an integer from 1 to 16"),
+            ("lr", lambda value: 0 < value <= 1, "must be in (0, 1]"),
+            ("critic_lr", lambda value: 0 < value <= 1, "must be in (0, 1]"),
+            ("critic_epochs", between(1, 64), "must be an integer from 1 to 64"),
+            ("critic_minibatches", between(1, 256), "must be an integer from 1 to 256"),
+            ("value_clip", between(0, 100), "must be between 0 (off) and 100"),
+            ("max_grad_norm", lambda value: math.isfinite(value) and value > 0, "must be > 0"),
+            ("steps", between(1, 100_000), "must be an integer from 1 to 100000"),
+            ("temperature", between(0.05, 10), "must be between 0.05 and 10"),
+            ("reward", *one_of(REWARD_KINDS)),
+            ("reward_offset", between(-1e6, 1e6), "must be a finite number with |offset| <= 1e6"),
+            ("reward_scale", lambda value: 0 < value <= 1e6, "must be in (0, 1e6]"),
+            ("reward_noise", between(0, 1e3), "must be between 0 and 1000"),
+            ("hard_reward_scale", lambda value: 0 < value <= 1e6, "must be in (0, 1e6]"),
+            ("loss_agg", *one_of(LOSS_AGGREGATIONS)),
+            ("skip_zero_std_groups", lambda value: True, "must be True or False"),
+            ("micro_batch_size", lambda value: value >= 0, "must be an integer >= 0 (0 = the whole batch)"),
+            ("gae_lambda", lambda value: 0 <= value <= 1, "must be in [0, 1]"),
+            ("eval_every", lambda value: value >= 0, "must be an integer >= 0"),
+            ("probe_every", lambda value: value >= 0, "must be an integer >= 0"),
+            ("prompts_per_step", lambda value: self.probe_every == 0 or value >= 2,
+             "must be at least 2 when probe_every > 0 (the variance needs two groups)"),
+            ("seed", between(0, 2**31 - 1), "must be an integer from 0 to 2**31 - 1"),
+            ("device", lambda value: resolve_device(value) is not None, "choose one of " + ", ".join(available_devices())),
+        ]
+
+    def validate(self) -> TrainConfig:
+        """Raise one ValueError naming the knob, the value and the allowed range; return self.
+
+        Every knob is checked for its type first (the annotation: a str for a float knob, a bool
+        for an int knob, anything but True/False for a bool knob are refused), then for its range;
+        numpy scalars are accepted as the Python numbers they hold. Last, the batch must fit in
+        memory (``memory_problem``)."""
+        self._plain_values()
+        rules = self.rules()
+        for config_field in fields(self):
+            value, kind = getattr(self, config_field.name), str(config_field.type)
+            if not is_of_kind(value, kind):
+                allowed = next((words for name, _, words in rules if name == config_field.name), f"must be {KIND_WORDS[kind]}")
+                raise ValueError(f"{config_field.name}={shown(value)} is not valid: {allowed} "
+                                 f"({type(value).__name__}, not {KIND_WORDS[kind]})")
+        for name, test, allowed in rules:
+            try:
+                ok = bool(test(getattr(self, name)))
+            except (OverflowError, TypeError):  # e.g. an integer too large to compare as a float
+                ok = False
+            if not ok:
+                raise ValueError(f"{name}={shown(getattr(self, name))} is not valid: {allowed}")
+        problem = memory_problem(self)
+        if problem:
+            raise ValueError(problem)
         return self
 
     def to_dict(self) -> dict:
@@ -129,11 +183,59 @@ class TrainConfig:
 
     @classmethod
     def from_dict(cls, values: dict) -> TrainConfig:
+        """A TrainConfig from {knob: value}; unknown knobs (or a non-dict) raise one ValueError naming them."""
+        if not isinstance(values, dict):
+            raise ValueError(f"TrainConfig.from_dict needs a dict of knob values, got a {type(values).__name__}")
         known = {f.name for f in fields(cls)}
-        unknown = sorted(set(values) - known)
+        unknown = sorted(repr(key) for key in values if key not in known)
         if unknown:
-            raise ValueError(f"unknown TrainConfig field(s): {', '.join(unknown)}")
+            raise ValueError(f"unknown TrainConfig field(s): {', '.join(unknown)} (known: {', '.join(sorted(known))})")
         return cls(**values)
+
+
+def memory_problem(config: TrainConfig) -> str | None:
+    """None when a step of ``config`` fits in the memory available (memory.py), else one line that
+    names the knob to change: micro_batch_size (and probe_every, whose probe back-propagates a
+    share of the batch at once) when micro-batches would fit, prompts_per_step when nothing would."""
+    available = available_bytes(resolve_device(config.device))
+    if available is None:
+        return None
+    task = Task.parse(config.task)
+    P, G = config.prompts_per_step, config.group_size
+    responses = P * G
+    probe_rows = G * (P // probe_chunks(P)) if config.probe_every and P >= 2 else 0
+    backward = max(min(config.micro_batch_size or responses, responses), probe_rows)
+    lengths = (task.max_answer_length, task.prompt_length + task.max_answer_length)
+    budget = USABLE_FRACTION * available
+    if step_bytes(responses, backward, *lengths) <= budget:
+        return None
+    need, usable, have = step_bytes(responses, backward, *lengths) / 2**30, budget / 2**30, available / 2**30
+    shape = (f"{P} prompts x {G} responses = {responses} responses per step need about {need:.1f} GB, more than the {usable:.1f} GB "
+             f"usable ({USABLE_FRACTION:.0%} of the {have:.1f} GB available)")
+    if step_bytes(responses, 1, *lengths) > budget:
+        return f"prompts_per_step={P} is not valid: {shape}, and even micro-batches of 1 would not fit; use fewer prompts or a smaller group_size"
+    fits = next(size for size in (2**k for k in range(20, -1, -1)) if step_bytes(responses, size, *lengths) <= budget)
+    advice = f"set micro_batch_size to {fits} or less (--micro-batch-size {fits}: the same gradient, less memory)"
+    if probe_rows > fits:
+        advice += " and probe_every to 0 (the gradient-noise probe back-propagates a quarter of the batch at once)"
+    return f"micro_batch_size={config.micro_batch_size} is not valid: {shape}; {advice}"
+
+
+KIND_WORDS = {"int": "an integer", "float": "a number", "bool": "True or False", "str": "a string"}
+
+
+def shown(value, limit: int = 60) -> str:
+    """repr(value), cut to ``limit`` characters (an error line stays one readable line)."""
+    text = repr(value)
+    return text if len(text) <= limit else text[:limit - 3] + "..."
+
+
+def is_of_kind(value, kind: str) -> bool:
+    """Whether ``value`` fits a knob annotated ``kind``: bools only for 'bool', never for numbers;
+    an int is a fine 'float'."""
+    if kind == "bool" or isinstance(value, bool):
+        return kind == "bool" and isinstance(value, bool)
+    return isinstance(value, {"int": int, "float": (int, float), "str": str}.get(kind, object))
 
 
 @dataclass
@@ -163,7 +265,30 @@ class TrainResult:
         return summary
 
     def to_json(self) -> dict:
-        return {"config": self.config.to_dict(), "history": self.history, "final": self.final}
+        """{"config", "history", "final"} ready for json.dumps: a non-finite number (JSON has none)
+        becomes null, and then "notes" says, per metric, where and why."""
+        clean, nulled = finite_json({"config": self.config.to_dict(), "history": self.history, "final": self.final})
+        if nulled:
+            clean["notes"] = null_notes(nulled)
+        return clean
+
+
+WHY_NULL = {  # metrics that can be undefined, and why
+    "explained_variance": "undefined when every return of the batch is the same (Var(returns) = 0): there is nothing to explain",
+}
+
+
+def null_notes(places: list[str]) -> dict[str, str]:
+    """['history[3].explained_variance', 'final.explained_variance'] -> {metric: 'null in history[3], final: why'}."""
+    by_metric: dict[str, list[str]] = {}
+    for place in places:
+        where, _, metric = place.rpartition(".")
+        by_metric.setdefault(metric, []).append(where or "top level")
+    notes = {}
+    for metric, wheres in by_metric.items():
+        shown = ", ".join(wheres[:5]) + (f" and {len(wheres) - 5} more" if len(wheres) > 5 else "")
+        notes[metric] = f"null in {shown}: " + WHY_NULL.get(metric, "the value was not a finite number")
+    return notes
 
 
 class NonFiniteError(RuntimeError):

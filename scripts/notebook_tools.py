@@ -25,6 +25,8 @@ from pathlib import Path
 import nbformat
 from nbclient import NotebookClient
 
+from grpo_lab.files import json_text, write_atomically
+
 ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOKS_DIR = ROOT / "notebooks"
 SOLUTIONS_DIR = NOTEBOOKS_DIR / "solutions"
@@ -200,8 +202,7 @@ def command_time(modes: list[str], paths: list[Path]) -> int:
             entry[mode] = {"wall_s": round(wall, 1), "cpu_s": round(clock[1], 1) if clock else None, "load_before": round(load, 1)}
             print(f"{path.name} [{mode}]: {wall:.1f} s", flush=True)
     times["notebooks"] = {name: times["notebooks"][name] for name in sorted(times["notebooks"])}
-    TIMES_PATH.parent.mkdir(parents=True, exist_ok=True)
-    TIMES_PATH.write_text(json.dumps(times, indent=1) + "\n")
+    write_atomically(TIMES_PATH, json_text(times, indent=1))
     update_course_map(times)
     print(f"wrote {TIMES_PATH.relative_to(ROOT)} and the run-time table of 00_start_here.ipynb")
     return 0

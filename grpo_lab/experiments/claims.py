@@ -9,10 +9,12 @@ error over seeds (``compare``); otherwise the two are "within noise" of each oth
 from __future__ import annotations
 
 import math
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..files import write_atomically
 from .catalog import (
     EMA_LABEL,
     EXPERIMENTS,
@@ -24,7 +26,7 @@ from .catalog import (
     PPO_SMALL_LABEL,
     TARGET_ACCURACY,
 )
-from .runner import RESULTS_DIR, load_result
+from .runner import RESULTS_DIR, UnreadableResultError, load_result
 from .stats import compare
 
 HOLDS, PARTLY, FAILS, UNTESTED = "holds here", "partly", "does not hold here", "not tested"
@@ -776,13 +778,17 @@ def claims_markdown(results: dict) -> str:
 
 
 def available_results(directory: Path | None = None, fast: bool = False) -> dict:
-    """Every experiment result that exists on disk, by name."""
+    """Every experiment result that exists on disk and can be read, by name. A file that is empty
+    or malformed is skipped with one line on stderr naming it (the claims that need it then say
+    "not run yet"), so one bad file does not take the others down."""
     results = {}
     for name in EXPERIMENTS:
         try:
             results[name] = load_result(name, fast, directory)
         except FileNotFoundError:
             continue
+        except UnreadableResultError as error:
+            print(f"skipped: {error}", file=sys.stderr)
     return results
 
 
@@ -790,7 +796,4 @@ def write_claims(results: dict | None = None, directory: str | Path | None = Non
     """Regenerate claims.md from the result files (or from ``results``) and return its path."""
     base = Path(directory) if directory is not None else RESULTS_DIR / "fast" if fast else RESULTS_DIR
     results = available_results(base if directory is not None else None, fast) if results is None else results
-    path = base / "claims.md"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(claims_markdown(results))
-    return path
+    return write_atomically(base / "claims.md", claims_markdown(results))

@@ -18,6 +18,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from .. import __version__
+from ..files import finite_json, json_text, write_atomically
 from ..trainer import TrainConfig
 from .catalog import EXPERIMENTS
 from .measures import UNITS
@@ -169,16 +170,30 @@ def write_result(name: str, result: dict, directory: str | Path | None = None) -
     or ``directory``) and return the path."""
     check_result(result)
     path = result_path(name, result["fast"], directory)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(result, separators=(",", ":"), ensure_ascii=False) + "\n")  # compact: data/ stays small
-    return path
+    clean, _ = finite_json(result)  # run_experiment already nulls non-finite numbers; a hand-made result may not
+    return write_atomically(path, json_text(clean, separators=(",", ":"), ensure_ascii=False))  # compact: data/ stays small
+
+
+class UnreadableResultError(ValueError):
+    """A result file that exists but cannot be used (empty, not JSON, not the result schema);
+    the message names the file, what is wrong and the command that remakes it."""
 
 
 def load_result(name: str, fast: bool = False, directory: str | Path | None = None) -> dict:
     """Read a saved result (data/results/NAME.json by default). A missing file raises
-    FileNotFoundError with the command that makes it."""
+    FileNotFoundError with the command that makes it; an empty or malformed one raises
+    UnreadableResultError naming the file."""
     check_name(name)
     path = result_path(name, fast, directory)
+    remake = f"`python -m grpo_lab sweep {name}" + (" --fast" if fast else "") + "`"
     if not path.is_file():
-        raise FileNotFoundError(f"{path} does not exist: make it with `python -m grpo_lab sweep {name}" + (" --fast" if fast else "") + "`")
-    return json.loads(path.read_text())
+        raise FileNotFoundError(f"{path} does not exist: make it with {remake}")
+    try:
+        result = json.loads(path.read_text(encoding="utf-8"))
+        if not isinstance(result, dict):
+            raise ValueError(f"it holds a JSON {type(result).__name__}, not a result")
+        check_result(result)
+    except (ValueError, KeyError, TypeError) as error:  # JSONDecodeError and UnicodeDecodeError are ValueErrors
+        reason = "it is empty" if path.stat().st_size == 0 else str(error).splitlines()[0] or type(error).__name__
+        raise UnreadableResultError(f"{path} is not a readable result ({reason}): remake it with {remake}") from None
+    return result
