@@ -192,6 +192,7 @@ class LiveRunFigure:
         self.canvas = FigureCanvasAgg(self.figure)
         # fixed margins instead of a layout engine: the layout would be recomputed on every frame
         self.figure.subplots_adjust(left=0.07, right=0.93, bottom=0.23, top=0.955, wspace=0.42, hspace=0.45)
+        self._crop_height = height_px  # rows of the PNG down to the legend's bottom edge (set at every full draw)
         grid = self.figure.subplots(2, 2)
         self.panels = {"reward": grid[0, 0], "variance": grid[0, 1], "zero_std": grid[1, 0], "histogram": grid[1, 1]}
         self.panels["snr"] = self.panels["variance"].twinx()
@@ -338,8 +339,9 @@ class LiveRunFigure:
             return
         handles = [Line2D([], [], color=run.color, lw=3, alpha=FADED_ALPHA + 0.2 if run.faded else 1.0) for run in runs]
         labels = [run.label for run in runs]
-        # under the panels, two columns: room for 8 runs with labels such as 'G=4, zscore, eps=1e-10, reward=partial'
-        self._legend = self.figure.legend(handles, labels, loc="lower center", bbox_to_anchor=(0.5, 0.0), ncol=2,
+        # right under the bottom panels' axis labels, two columns; png() crops the picture below it
+        below_labels = 0.23 - 3.6 * LIVE_FONT_SIZES["label"] / 72 * self.dpi / self.height_px
+        self._legend = self.figure.legend(handles, labels, loc="upper center", bbox_to_anchor=(0.5, below_labels), ncol=2,
                                           fontsize=LIVE_FONT_SIZES["legend"], title="runs (earlier ones faded, newest last)",
                                           title_fontsize=LIVE_FONT_SIZES["legend"], frameon=False, columnspacing=3)
 
@@ -349,11 +351,17 @@ class LiveRunFigure:
         if self._background is None:
             self.canvas.draw()  # animated artists are left out of this
             self._background = self.canvas.copy_from_bbox(self.figure.bbox)
+            if self._legend is not None:  # room for the legend and no empty band under it
+                legend_bottom = self._legend.get_window_extent(self.canvas.get_renderer()).y0
+                self._crop_height = min(self.height_px, int(self.height_px - legend_bottom) + 6)
+            else:
+                self._crop_height = int(self.height_px * 0.86)
         else:
             self.canvas.restore_region(self._background)
         for artist in self._animated:
             self.figure.draw_artist(artist)
         image = PIL.Image.frombuffer("RGBA", self.canvas.get_width_height(), self.canvas.buffer_rgba(), "raw", "RGBA", 0, 1)
+        image = image.crop((0, 0, image.width, self._crop_height))
         buffer = io.BytesIO()
         image.save(buffer, format="png", compress_level=1)  # fast: the bytes go over a local websocket
         return buffer.getvalue()
