@@ -505,7 +505,8 @@ class GRPOLab:
 
         for name, control in (*self.controls.items(), ("num_seeds", self.num_seeds)):
             control.observe(lambda _change: self.start_run(), "value")
-            control.on_refused(lambda value, allowed, name=name: self.refuse(name, value, allowed))
+            if isinstance(control, RefusesOutOfRange):  # a checkbox has no range
+                control.on_refused(lambda value, allowed, name=name: self.refuse(name, value, allowed))
         self.x_axis.observe(lambda _change: self.redraw(), "value")
         self.run_button.on_click(lambda _button: self.start_run())
         self.stop_button.on_click(lambda _button: self.stop())
@@ -516,18 +517,24 @@ class GRPOLab:
         if autorun:
             self.start_run()
 
-    def _layout(self) -> widgets.VBox:
+    def _layout(self) -> widgets.Box:
         advanced = widgets.VBox([labelled_row(name, self.controls[name]) for name in ADVANCED_CONTROLS] + [self.num_seeds])
         accordion = widgets.Accordion([advanced], titles=("Advanced: batch, optimiser, reward model, seeds",), selected_index=None)
         accordion.add_class("grpo-advanced")
-        return widgets.VBox([
+        controls = widgets.VBox([
             *[labelled_row(name, self.controls[name]) for name in ("group_size", "std_eps", "baseline")],
             accordion,
-            widgets.HBox([self.run_button, self.stop_button, self.clear_button, self.x_axis]),
-            widgets.HBox([self.progress, self.status], layout=widgets.Layout(align_items="center")),
+            widgets.HBox([self.run_button, self.stop_button, self.clear_button]),
+            self.x_axis,
+            widgets.HBox([self.progress, self.status], layout=widgets.Layout(align_items="center", flex_flow="row wrap")),
             self.hints,
-            self.plot,
-        ], layout=widgets.Layout(max_width=f"{self.figure.width_px + 20}px"))
+        ], layout=widgets.Layout(flex="0 0 540px", width="540px", margin="0 16px 0 0"))
+        plot = widgets.Box([self.plot], layout=widgets.Layout(flex="1 1 600px", min_width="600px",
+                                                               max_width=f"{self.figure.width_px}px"))
+        # controls beside the plot where the page is wide enough (a projector, a 1440 px screen),
+        # so both fit one screen; on a narrow page the plot wraps under the controls
+        return widgets.Box([controls, plot], layout=widgets.Layout(display="flex", flex_flow="row wrap", align_items="flex-start",
+                                                                  width="100%"))
 
     def _repr_mimebundle_(self, **kwargs):
         return self.widget._repr_mimebundle_(**kwargs)
@@ -559,7 +566,7 @@ class GRPOLab:
     def refuse(self, knob: str, value, allowed: str) -> None:
         """Say why a value set from code was refused (the control kept its value; nothing runs)."""
         shown = format_value(value) if isinstance(value, (int, float)) else repr(value)
-        self.status.value = f"<b>Cannot run:</b> {html.escape(knob)} = {html.escape(shown)}, allowed {html.escape(allowed)}"
+        self.status.value = f"<b>Cannot run:</b> {html.escape(knob)} = {html.escape(shown, quote=False)}, allowed {html.escape(allowed)}"
 
     def stop(self) -> None:
         """Stop the run in progress (it stays on the plot until the next run, not in ``runs``)."""
