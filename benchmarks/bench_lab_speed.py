@@ -4,8 +4,8 @@ in one process, variants alternating so that a change in the machine's load hits
 - before: the lab as it was (evaluation and gradient probe every 10 steps, a frame every 0.25 s from
   the first, 0.15 s debounce);
 - fewer measurements: evaluation and probe every 25 steps (the last step is always evaluated);
-- fewer measurements + drawing: also the first frames as soon as there is news, then one every 0.4 s,
-  0.05 s debounce (the lab's defaults now);
+- fewer measurements + drawing: also the run's first frame drawn before it trains, the next ones as
+  soon as there is news, then one every 0.4 s, 0.05 s debounce (the lab's defaults now);
 - no lab: the same training as the lab's default with no dashboard at all (`train` called directly,
   one torch thread), the floor the lab can approach;
 - attention (``--attention``): torch's fused ``scaled_dot_product_attention`` (what policy.py uses)
@@ -43,9 +43,10 @@ VARIANTS = {  # name -> (GRPOLab keyword arguments, eager first frames)
 
 def lab_run(options: dict, eager: bool) -> dict:
     """Press Run on a fresh lab; seconds to its first plot, its first plot with a step, and the end."""
-    first_frames, first_poll = lab_module.FIRST_FRAMES, lab_module.FIRST_FRAME_POLL
-    if not eager:  # the ticker as it was: every frame waits a full interval
+    first_frames, first_poll, before = lab_module.FIRST_FRAMES, lab_module.FIRST_FRAME_POLL, lab_module.FIRST_FRAME_BEFORE_TRAINING
+    if not eager:  # the ticker as it was: every frame, the first too, drawn by the ticker after a full interval
         lab_module.FIRST_FRAMES, lab_module.FIRST_FRAME_POLL = 0, options["refresh_interval"]
+        lab_module.FIRST_FRAME_BEFORE_TRAINING = False
     try:
         lab = GRPOLab(**options)
         watch = PlotWatch(lab)
@@ -60,6 +61,7 @@ def lab_run(options: dict, eager: bool) -> dict:
         return result
     finally:
         lab_module.FIRST_FRAMES, lab_module.FIRST_FRAME_POLL = first_frames, first_poll
+        lab_module.FIRST_FRAME_BEFORE_TRAINING = before
 
 
 def bare_run() -> dict:

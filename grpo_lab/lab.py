@@ -405,6 +405,7 @@ def torch_threads(count: int):
         torch.set_num_threads(previous)
 
 
+FIRST_FRAME_BEFORE_TRAINING = True  # draw a run's first frame before it trains (False: the ticker draws it)
 FIRST_FRAMES = 3  # the first frames of a run come as soon as there is news, the rest every ``interval``
 FIRST_FRAME_POLL = 0.02  # seconds between looks for news before those first frames are drawn
 
@@ -644,7 +645,12 @@ class GRPOLab:
             self._started_runs += 1
             run.number = self._started_runs
         run.color = self._next_color()
-        seen = {"version": -1}
+        # the first frame (the new run in the legend, no points yet) is a full redraw of the four panels,
+        # a few tenths of a second of Python: drawn here, before training, it does not compete with it
+        run.status = "running"
+        if FIRST_FRAME_BEFORE_TRAINING:
+            self.refresh_view()
+        seen = {"version": run.version if FIRST_FRAME_BEFORE_TRAINING else -1}
 
         def changed() -> bool:
             fresh = run.version != seen["version"]
@@ -670,6 +676,7 @@ class GRPOLab:
                     del self.runs[:-self.max_runs]
                 superseded = run is not self.current
             if not superseded:
+                self._show_status(run)  # "Finished" at once; the final full redraw follows
                 self.refresh_view()
 
     def _next_color(self) -> str:

@@ -143,15 +143,6 @@ def nice_ceiling(value: float) -> float:
     return 10 ** (exponent + 1)
 
 
-def nice_floor(value: float) -> float:
-    """The largest 1, 2 or 5 x 10^k that is <= value (value > 0)."""
-    exponent = math.floor(math.log10(value))
-    for mantissa in (5, 2, 1):
-        if mantissa * 10**exponent <= value * (1 + 1e-12):
-            return mantissa * 10**exponent
-    return 10 ** (exponent - 1) * 5
-
-
 class ShortRangeLogLabels(Formatter):
     """Minor-tick labels of a log axis: the 2s and 5s as plain numbers when the axis spans under
     ~1.5 decades (where there is often no power of ten to label), nothing otherwise."""
@@ -172,7 +163,8 @@ class LiveRunFigure:
 
     ``update`` moves the lines of runs it has seen before (by ``RunCurves.key``) instead of
     redrawing, adds new runs and drops runs no longer given; ``png`` renders the figure. Axis
-    limits only grow while the set of runs stays the same, so most frames are blitted.
+    limits only grow while a run trains (starting from the previous picture's), and fit the runs
+    again when none does, so most frames are blitted.
     """
 
     # metric -> (panel, line style); the snr and adv_max panels are the right-hand twins
@@ -233,8 +225,12 @@ class LiveRunFigure:
         """Show ``runs`` (oldest first). advantages: the latest step's advantages, any shape, or
         None; x_max: the right end of the x axis (the planned length of the longest run)."""
         frame = (x_key, x_max, tuple((run.key, run.label, run.color, run.faded, run.live) for run in runs))
-        if frame != self._frame:  # a new picture: limits may shrink again, everything is redrawn
-            self._frame, self._limits, self._background = frame, {}, None
+        if frame != self._frame:  # a new picture: everything is redrawn
+            self._frame, self._background = frame, None
+            if not any(run.live for run in runs):
+                self._limits = {}  # at rest the limits fit the runs shown, and may shrink
+            # while a run trains they start from the last picture's and only grow: its first points
+            # rarely move an axis, and every moved axis is a full redraw that holds the GIL against training
             if x_key != self.x_key:
                 self.x_key = x_key
                 self._style()
@@ -295,9 +291,11 @@ class LiveRunFigure:
         if not values:
             return None
         low, high = min(values), max(values)
-        if panel in self.LOG_PANELS:
+        if panel in self.LOG_PANELS:  # whole decades: a curve that drifts down moves the axis rarely
             positive = [v for v in values if v > 0]
-            return (nice_floor(min(positive)), nice_ceiling(max(positive))) if positive else None
+            if not positive:
+                return None
+            return 10.0 ** math.floor(math.log10(min(positive)) + 1e-9), 10.0 ** math.ceil(math.log10(max(positive)) - 1e-9)
         if panel == "reward":
             span = max(high - low, 1.0)
             return min(-0.02, low - 0.05 * span), max(1.02, high + 0.05 * span)
