@@ -1,5 +1,8 @@
 """What each speed lever buys the lab's default run (G=8, 16 prompts, 150 steps), as ratios measured
-in one process, variants alternating so that a change in the machine's load hits all of them:
+in one process, variants alternating so that a change in the machine's load hits all of them. Each
+variant builds a lab, trains the default run once (unmeasured), then changes the first seed and
+times that run: a control change to its first plot, to its first plot with a training step, and to
+its end:
 
 - before: the lab as it was (evaluation and gradient probe every 10 steps, a frame every 0.25 s from
   the first, 0.15 s debounce);
@@ -12,6 +15,7 @@ in one process, variants alternating so that a change in the machine's load hits
   against the same attention written out (softmax(q k^T / sqrt(d) + mask) v), 30-step runs.
 
     python benchmarks/bench_lab_speed.py [--repeats 2] [--attention]
+    python benchmarks/bench_lab_speed.py --against DIR    # the lab of an earlier copy (DIR) against this one
 
 Measurements, not assertions; the machine, its load average and the command are printed.
 """
@@ -19,8 +23,11 @@ Measurements, not assertions; the machine, its load average and the command are 
 from __future__ import annotations
 
 import argparse
+import json
 import math
+import os
 import statistics
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -42,26 +49,36 @@ VARIANTS = {  # name -> (GRPOLab keyword arguments, eager first frames)
 
 
 def lab_run(options: dict, eager: bool) -> dict:
-    """Press Run on a fresh lab; seconds to its first plot, its first plot with a step, and the end."""
+    """A fresh lab trains the default run once (unmeasured: the picture a class sees after the
+    notebook's autorun); then a change of the first seed starts the measured run: seconds to its
+    first plot, its first plot with a step, and the end."""
+    if eager:  # the lab as it is (also an earlier copy's, with --against)
+        return measured_run(options)
+    # the ticker as it was: every frame, the first too, drawn by the ticker after a full interval
     first_frames, first_poll, before = lab_module.FIRST_FRAMES, lab_module.FIRST_FRAME_POLL, lab_module.FIRST_FRAME_BEFORE_TRAINING
-    if not eager:  # the ticker as it was: every frame, the first too, drawn by the ticker after a full interval
-        lab_module.FIRST_FRAMES, lab_module.FIRST_FRAME_POLL = 0, options["refresh_interval"]
-        lab_module.FIRST_FRAME_BEFORE_TRAINING = False
+    lab_module.FIRST_FRAMES, lab_module.FIRST_FRAME_POLL = 0, options["refresh_interval"]
+    lab_module.FIRST_FRAME_BEFORE_TRAINING = False
     try:
-        lab = GRPOLab(**options)
-        watch = PlotWatch(lab)
-        watch.arm()
-        lab.run_button.click()
-        lab.wait()
-        ended = time.perf_counter() - watch.started
-        run = lab.runs[-1]
-        result = {"first_plot": watch.first(run.number, 0), "first_step_plot": watch.first(run.number, 1), "end": ended,
-                  "frames": len(watch.events), "accuracy": run.history[-1]["eval_accuracy"]}
-        lab.close()
-        return result
+        return measured_run(options)
     finally:
         lab_module.FIRST_FRAMES, lab_module.FIRST_FRAME_POLL = first_frames, first_poll
         lab_module.FIRST_FRAME_BEFORE_TRAINING = before
+
+
+def measured_run(options: dict) -> dict:
+    lab = GRPOLab(**options)
+    lab.run_button.click()
+    lab.wait()
+    watch = PlotWatch(lab)
+    watch.arm()
+    lab.controls["seed"].value = 1
+    lab.wait()
+    ended = time.perf_counter() - watch.started
+    run = lab.runs[-1]
+    result = {"first_plot": watch.first(run.number, 0), "first_step_plot": watch.first(run.number, 1), "end": ended,
+              "frames": len(watch.events), "accuracy": run.history[-1]["eval_accuracy"]}
+    lab.close()
+    return result
 
 
 def bare_run() -> dict:
@@ -70,7 +87,8 @@ def bare_run() -> dict:
     torch.set_num_threads(lab_module.default_training_threads())
     try:
         started = time.perf_counter()
-        result = train(TrainConfig(**lab_module.LAB_MEASURE_EVERY))
+        every = lab_module.lab_measure_every(TrainConfig.steps)
+        result = train(TrainConfig(seed=1, eval_every=every, probe_every=every))  # seed 1: the lab rows' measured run
         return {"end": time.perf_counter() - started, "accuracy": result.final["eval_accuracy"]}
     finally:
         torch.set_num_threads(threads)
@@ -106,11 +124,40 @@ def attention_comparison(repeats: int, steps: int = 30) -> dict[str, list[float]
     return seconds
 
 
+def against(code_dir: Path, repeats: int) -> None:
+    """The lab's default measured run (see lab_run, the lab's own defaults) with the grpo_lab in
+    ``code_dir`` (e.g. an earlier commit: git archive COMMIT | tar -x -C DIR) and with this one,
+    each in a fresh process, alternating."""
+    here = Path(__file__).resolve().parents[1]
+    results: dict[str, list[dict]] = {str(code_dir): [], str(here): []}
+    for _ in range(repeats):
+        for directory in results:
+            environment = {**os.environ, "PYTHONPATH": directory}
+            output = subprocess.run([sys.executable, __file__, "--measure-once"], capture_output=True, text=True, check=True,
+                                    env=environment, cwd=directory).stdout
+            results[directory].append(json.loads(output.strip().splitlines()[-1]))
+    print(f"load average after: {load_average()}\n")
+    print(f"| code (median of {repeats} fresh processes) | change -> first plot | change -> first plot with a step | change -> finished |")
+    print("|---|---|---|---|")
+    for directory, rows in results.items():
+        print(f"| {directory} | {statistics.median(r['first_plot'] for r in rows):.2f} s | "
+              f"{statistics.median(r['first_step_plot'] for r in rows):.2f} s | {statistics.median(r['end'] for r in rows):.1f} s |")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=2)
     parser.add_argument("--attention", action="store_true", help="also compare fused and written-out attention")
+    parser.add_argument("--against", type=Path, help="compare the lab of the grpo_lab copy in this folder with this one")
+    parser.add_argument("--measure-once", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.measure_once:
+        print(json.dumps(lab_run({}, eager=True)))
+        return
+    if args.against:
+        print(f"machine: {machine()}; load average before: {load_average()}")
+        against(args.against, args.repeats)
+        return
     print(f"machine: {machine()}; lab trains with {lab_module.default_training_threads()} torch thread(s); "
           f"load average before: {load_average()}")
     bare_run()  # warm-up: torch's one-time costs, the reference policy and the evaluation set
@@ -120,8 +167,8 @@ def main() -> None:
             rows[name].append(lab_run(options, eager))
         rows["no lab"].append(bare_run())
     print(f"load average after: {load_average()}\n")
-    print(f"| default run, 150 steps (median of {args.repeats}) | Run -> first plot | Run -> first plot with a step | "
-          "Run -> finished | vs before | final accuracy |")
+    print(f"| default run, 150 steps (median of {args.repeats}) | change -> first plot | change -> first plot with a step | "
+          "change -> finished | vs before | final accuracy |")
     print("|---|---|---|---|---|---|")
     before = statistics.median(row["end"] for row in rows["before"])
     for name, results in rows.items():

@@ -464,16 +464,20 @@ COLORS = tuple(f"C{index}" for index in range(10))  # matplotlib's default colou
 # an "i" in a circle drawn with CSS: the ⓘ character (U+24D8) is missing from many machines' fonts
 NOTE_MARK = ("<span style='display:inline-block;width:1.15em;height:1.15em;line-height:1.15em;border:1.5px solid currentColor;"
              "border-radius:50%;text-align:center;font-weight:bold;font-style:normal;font-size:0.85em'>i</span>")
-# the lab measures held-out accuracy and gradient noise every 25 steps, not every 10: on the default
-# 150-step run that is 7 accuracy dots instead of 16 and about 1.5 s less (benchmarks/README.md, "Lab speed")
-LAB_MEASURE_EVERY = {"eval_every": 25, "probe_every": 25}
+def lab_measure_every(steps: int) -> int:
+    """Steps between the lab's evaluations and gradient-noise probes: about six per run, at least
+    every 10 steps (25 for the default 150). The last step is always evaluated. Every 10, as the
+    notebooks measure, cost the default run about 1.3x its time (benchmarks/README.md, "Lab speed")."""
+    return max(10, 5 * round(steps / 30))
+
+
 BAR_STYLES = {"waiting": "info", "running": "info", "finished": "success", "failed": "danger", "stopped": "warning"}
 
 
 class GRPOLab:
     """The dashboard. ``GRPOLab(**knobs)`` starts the controls at ``TrainConfig(**knobs)``.
 
-    Unless given, eval_every and probe_every are LAB_MEASURE_EVERY (the last step is always evaluated).
+    Unless given, eval_every and probe_every are ``lab_measure_every(steps)`` (25 for 150 steps).
     autorun: start a run at once; max_runs: finished runs kept on the plot (oldest dropped);
     refresh_interval: seconds between plot updates while training (at least); debounce: seconds a
     new run waits for further changes before it starts; training_threads: torch threads of the
@@ -485,9 +489,9 @@ class GRPOLab:
 
     def __init__(self, autorun: bool = False, max_runs: int = 6, refresh_interval: float = 0.4, debounce: float = 0.05,
                  training_threads: int | None = None, **config_values):
-        for name, every in LAB_MEASURE_EVERY.items():
-            config_values.setdefault(name, every)
-        self.base_config = TrainConfig(**config_values).validate()
+        config = TrainConfig(**config_values).validate()
+        measure_every = {name: lab_measure_every(config.steps) for name in ("eval_every", "probe_every") if name not in config_values}
+        self.base_config = replace(config, **measure_every).validate()
         self.max_runs, self.refresh_interval, self.debounce = max_runs, refresh_interval, debounce
         self.training_threads = training_threads or default_training_threads()
         self.controls = build_controls(self.base_config)
@@ -675,8 +679,7 @@ class GRPOLab:
                     self.runs = [earlier for earlier in self.runs if earlier.configs != run.configs] + [run]
                     del self.runs[:-self.max_runs]
                 superseded = run is not self.current
-            if not superseded:
-                self._show_status(run)  # "Finished" at once; the final full redraw follows
+            if not superseded:  # the final picture first, then "Finished" (refresh_view writes the status last)
                 self.refresh_view()
 
     def _next_color(self) -> str:

@@ -16,7 +16,7 @@ import pytest
 
 import grpo_lab.lab as lab_module
 from grpo_lab import GRPOLab, TrainConfig, train
-from grpo_lab.lab import build_controls, config_from_controls, explain_run, run_label, torch_threads
+from grpo_lab.lab import build_controls, config_from_controls, explain_run, lab_measure_every, run_label, torch_threads
 from grpo_lab.plots import LiveRunFigure, RunCurves
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
@@ -276,3 +276,10 @@ def test_the_live_figure_ends_right_under_its_legend():
     five_runs = PIL.Image.open(io.BytesIO(figure.png()))
     assert one_run.width == five_runs.width == figure.width_px
     assert one_run.height < five_runs.height < figure.height_px  # no empty band under a short legend
+
+
+def test_the_lab_measures_about_six_times_a_run_unless_told(make_lab):
+    assert [lab_measure_every(steps) for steps in (5, 30, 60, 150, 500)] == [10, 10, 10, 25, 85]
+    assert (make_lab().base_config.eval_every, make_lab().base_config.probe_every) == (25, 25)
+    told = make_lab(steps=30, eval_every=5).base_config
+    assert (told.eval_every, told.probe_every) == (5, 10)
