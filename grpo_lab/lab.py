@@ -515,6 +515,7 @@ class GRPOLab:
 
         self.runs: list[LabRun] = []
         self.current: LabRun | None = None
+        self.refusal = ""  # the last "Cannot run: ..." line, shown until a run starts
         self._thread: threading.Thread | None = None
         self._keys = itertools.count()
         self._color_index = -1
@@ -568,6 +569,7 @@ class GRPOLab:
         except ValueError as error:
             self.status.value = f"<b>Cannot run:</b> {html.escape(str(error))}"
             return None
+        self.refusal = ""
         with self._lock:
             key = next(self._keys)
             run = LabRun(seed_configs(config, self.num_seeds.value), key=key)
@@ -585,7 +587,8 @@ class GRPOLab:
     def refuse(self, knob: str, value, allowed: str) -> None:
         """Say why a value set from code was refused (the control kept its value; nothing runs)."""
         shown = format_value(value) if isinstance(value, (int, float)) else repr(value)
-        self.status.value = f"<b>Cannot run:</b> {html.escape(knob)} = {html.escape(shown, quote=False)}, allowed {html.escape(allowed)}"
+        self.refusal = f"<b>Cannot run:</b> {html.escape(knob)} = {html.escape(shown, quote=False)}, allowed {html.escape(allowed)}"
+        self.status.value = self.refusal  # and it stays above a run in progress until the next run starts
 
     def stop(self) -> None:
         """Stop the run in progress (it stays on the plot until the next run, not in ``runs``)."""
@@ -752,7 +755,7 @@ class GRPOLab:
             latest = sum(b for _, b in accuracies) / len(accuracies)
             over = " (mean over seeds)" if len(accuracies) > 1 else ""
             words.append(f"held-out accuracy {start:.2f} &rarr; {latest:.2f}{over}")
-        self.status.value = " &middot; ".join(words)
+        self.status.value = (self.refusal + "<br>" if self.refusal else "") + " &middot; ".join(words)
         self.progress.max = max(total, 1)
         self.progress.value = min(run.steps_done, total) if run.status != "finished" else total
         self.progress.bar_style = BAR_STYLES[run.status]

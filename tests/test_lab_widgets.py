@@ -283,3 +283,17 @@ def test_the_lab_measures_about_six_times_a_run_unless_told(make_lab):
     assert (make_lab().base_config.eval_every, make_lab().base_config.probe_every) == (25, 25)
     told = make_lab(steps=30, eval_every=5).base_config
     assert (told.eval_every, told.probe_every) == (5, 10)
+
+
+def test_a_refusal_during_a_run_stays_on_the_status_line_until_the_next_run(make_lab):
+    lab = make_lab(steps=150)
+    lab.run_button.click()
+    wait_for_steps(lab, 1)
+    lab.controls["steps"].value = 10**9
+    steps_before = lab.current.steps_done
+    wait_for_steps(lab, steps_before + 2)
+    lab.refresh_view()  # as the view's ticker does during the run
+    assert "Cannot run:</b> steps = 1000000000" in lab.status.value and "Running" in lab.status.value
+    lab.controls["steps"].value = 10  # a valid change: a new run, and the refusal is gone
+    assert lab.wait(WAIT_SECONDS)
+    assert "Cannot run" not in lab.status.value and "Finished" in lab.status.value
