@@ -2,8 +2,16 @@
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
-HOST ?= 127.0.0.1
-PORT ?= 8888
+# Where `make start` and `make voila` listen. The names are the project's own: a HOST or PORT that the
+# shell already has (many set HOST to the machine's name) must not put Voila, which has no token, on
+# the network. GRPO_LAB_HOST=0.0.0.0 make voila serves the whole network on purpose.
+GRPO_LAB_HOST ?= 127.0.0.1
+GRPO_LAB_PORT ?= 8888
+START_NOTEBOOK := notebooks/00_start_here.ipynb
+# Voila starts one kernel (about 430 MB) per page load: shut down those of closed tabs after 5 idle
+# minutes (kernels with a tab still open are kept, however long the class talks)
+VOILA_CULLING := --MappingKernelManager.cull_idle_timeout=300 --MappingKernelManager.cull_interval=60 \
+	--MappingKernelManager.cull_connected=False
 # Jupyter refuses to run as root unless told to (containers and CI machines often run as root)
 ALLOW_ROOT := $(if $(filter 0,$(shell id -u)),--ServerApp.allow_root=True,)
 
@@ -26,11 +34,15 @@ $(VENV)/.installed-dev: $(VENV)/.installed-lab
 install: $(VENV)/.installed-lab
 install-dev: $(VENV)/.installed-dev
 
+# default_url: the URL Jupyter prints (when no browser opens) leads to 00_start_here too
 start: install
-	$(BIN)/jupyter lab --ServerApp.ip=$(HOST) --ServerApp.port=$(PORT) --ServerApp.root_dir=. $(ALLOW_ROOT) notebooks/00_start_here.ipynb
+	@echo "JupyterLab on http://$(GRPO_LAB_HOST):$(GRPO_LAB_PORT)/ (GRPO_LAB_HOST, GRPO_LAB_PORT change it), opening $(START_NOTEBOOK)"
+	$(BIN)/jupyter lab --ServerApp.ip=$(GRPO_LAB_HOST) --ServerApp.port=$(GRPO_LAB_PORT) --ServerApp.root_dir=. $(ALLOW_ROOT) \
+		--LabApp.default_url=/lab/tree/$(START_NOTEBOOK) $(START_NOTEBOOK)
 
 voila: install
-	$(BIN)/voila --Voila.ip=$(HOST) --port=$(PORT) notebooks/03_interactive_lab.ipynb
+	@echo "Voila on http://$(GRPO_LAB_HOST):$(GRPO_LAB_PORT)/ (no token: anyone who can reach that address can use it)"
+	$(BIN)/voila --Voila.ip=$(GRPO_LAB_HOST) --port=$(GRPO_LAB_PORT) $(VOILA_CULLING) notebooks/03_interactive_lab.ipynb
 
 test: install-dev
 	$(BIN)/python -m pytest

@@ -55,11 +55,13 @@ class NotebookClock:
         """(wall seconds, CPU seconds) since the notebook started."""
         return time.perf_counter() - self.wall_start, time.process_time() - self.cpu_start
 
-    def report(self) -> None:
-        """Print the notebook's run time (the last cell of every notebook calls this)."""
+    def report(self, note: str = "") -> None:
+        """Print the notebook's run time (the last cell of every notebook calls this); ``note`` is
+        added to the line, e.g. that work started by a cell goes on in the background."""
         wall, cpu = self.elapsed()
         mode = "fast mode" if fast_mode() else "teaching mode"
-        print(f"{self.name} ran in {wall:.1f} s wall clock ({cpu:.1f} s CPU) in {mode} on {machine_summary()}.")
+        print(f"{self.name} ran in {wall:.1f} s wall clock ({cpu:.1f} s CPU) in {mode} on {machine_summary()}."
+              + (f" {note}" if note else ""))
 
 
 def start_notebook(name: str, seed: int = 0) -> NotebookClock:

@@ -22,9 +22,11 @@ from __future__ import annotations
 
 import html
 import itertools
+import math
 import os
 import threading
 import time
+import traceback
 from collections.abc import Callable
 from contextlib import contextmanager
 from dataclasses import dataclass, field, fields, replace
@@ -63,19 +65,77 @@ def css_class(name: str) -> str:
     return "grpo-" + name.replace("_", "-")
 
 
+class RefusesOutOfRange:
+    """Mixin for a control class: a value outside the control's range, set from code (a browser
+    cannot), is refused instead of clamped as ipywidgets does (``steps = 10**9`` would silently
+    become 500): the control keeps its value and every ``on_refused(value, allowed)`` callback
+    hears of it, so the lab can say "Cannot run: steps = 1000000000, allowed 5 to 500"."""
+
+    @traitlets.validate("value")
+    def _validate_value(self, proposal):
+        value = proposal["value"]
+        accepted = self._accepted(proposal)
+        if accepted is not None and accepted == value:
+            return accepted
+        for callback in getattr(self, "_refusal_callbacks", ()):
+            callback(value, allowed_values(self))
+        return self.value
+
+    def _accepted(self, proposal):
+        """The value the widget class would store (clamped by ipywidgets), None if it raises."""
+        try:
+            return super()._validate_value(proposal)
+        except traitlets.TraitError:  # a selection that is not among the options
+            return None
+
+    def on_refused(self, callback: Callable[[object, str], None]) -> None:
+        """Call ``callback(value, allowed)`` whenever a value is refused."""
+        self.__dict__.setdefault("_refusal_callbacks", []).append(callback)
+
+
+def refusing(kind: type) -> type:
+    """``kind`` (an ipywidgets control class) with RefusesOutOfRange mixed in, made once per class."""
+    if kind not in _REFUSING:
+        _REFUSING[kind] = type(kind.__name__, (RefusesOutOfRange, kind), {})
+    return _REFUSING[kind]
+
+
+_REFUSING: dict[type, type] = {}
+
+
+def allowed_values(control: widgets.Widget) -> str:
+    """The values a control accepts, in words: '5 to 500', '1e-05 to 0.01' or '2, 4, 8'."""
+    if isinstance(control, EpsilonControl):
+        low, high = control.slider.base ** control.slider.min, control.slider.base ** control.slider.max
+        return f"0 or {low:g} to {high:g}"
+    if hasattr(control, "options"):
+        return ", ".join(str(value) for value in control._options_values)
+    if isinstance(control, widgets.FloatLogSlider):
+        return f"{control.base ** control.min:g} to {control.base ** control.max:g}"
+    return f"{control.min:g} to {control.max:g}"
+
+
 def with_value(options: tuple, value) -> tuple:
     """``options`` plus ``value`` if it is missing, sorted: a slider must be able to show its start."""
     return tuple(sorted(set(options) | {value}))
 
 
-class EpsilonControl(widgets.HBox):
+class EpsilonControl(RefusesOutOfRange, widgets.HBox):
     """std_eps on a log slider from 1e-10 to 1e-1, and a box for exactly 0. ``value`` is the float
-    the trainer gets; setting it (0 or positive) moves the slider and the box to match."""
+    the trainer gets; setting it (0 or within the slider's range) moves the slider and the box to
+    match; any other value is refused (see RefusesOutOfRange)."""
 
     value = traitlets.Float(1e-4)
 
+    def _accepted(self, proposal):
+        value = proposal["value"]
+        slider = getattr(self, "slider", None)  # None while the constructor runs
+        in_range = slider is None or slider.base ** slider.min <= value <= slider.base ** slider.max
+        return value if value == 0 or in_range else None
+
     def __init__(self, value: float, **kwargs):
-        self.slider = widgets.FloatLogSlider(value=value if value > 0 else 1e-4, base=10, min=-10, max=-1, step=0.5,
+        low, high = (min(-10, math.floor(math.log10(value))), max(-1, math.ceil(math.log10(value)))) if value > 0 else (-10, -1)
+        self.slider = widgets.FloatLogSlider(value=value if value > 0 else 1e-4, base=10, min=low, max=high, step=0.5,
                                              readout_format=".0e", description="epsilon (std_eps)",
                                              continuous_update=False, style=DESCRIPTION_STYLE,
                                              layout=widgets.Layout(width="520px"))
@@ -108,20 +168,21 @@ class EpsilonControl(widgets.HBox):
 def build_controls(defaults: TrainConfig) -> dict[str, widgets.Widget]:
     """One control per knob, keyed by TrainConfig field name, starting at ``defaults``' values."""
     def slider(kind, value, low, high, description, **options):
-        return kind(value=value, min=min(low, value), max=max(high, value), description=description,
+        return refusing(kind)(value=value, min=min(low, value), max=max(high, value), description=description,
                     continuous_update=False, style=DESCRIPTION_STYLE, layout=widgets.Layout(width="520px"), **options)
 
     def log_slider(value, low_exponent, high_exponent, description, readout_format):
-        return widgets.FloatLogSlider(value=value, base=10, min=low_exponent, max=high_exponent, step=0.25,
+        low_exponent, high_exponent = min(low_exponent, math.floor(math.log10(value))), max(high_exponent, math.ceil(math.log10(value)))
+        return refusing(widgets.FloatLogSlider)(value=value, base=10, min=low_exponent, max=high_exponent, step=0.25,
                                       description=description, readout_format=readout_format, continuous_update=False,
                                       style=DESCRIPTION_STYLE, layout=widgets.Layout(width="520px"))
 
     def choice(options, value, **style):
-        return widgets.ToggleButtons(options=options, value=value, style=style)  # labelled by its row (ROW_LABELS)
+        return refusing(widgets.ToggleButtons)(options=options, value=value, style=style)  # labelled by its row (ROW_LABELS)
 
     references = REFERENCE_NAMES if defaults.reference in REFERENCE_NAMES else (*REFERENCE_NAMES, defaults.reference)
     controls = {
-        "group_size": widgets.SelectionSlider(options=with_value(GROUP_SIZES, defaults.group_size), value=defaults.group_size,
+        "group_size": refusing(widgets.SelectionSlider)(options=with_value(GROUP_SIZES, defaults.group_size), value=defaults.group_size,
                                               description="group size G", continuous_update=False,
                                               style=DESCRIPTION_STYLE, layout=widgets.Layout(width="520px")),
         "std_eps": EpsilonControl(defaults.std_eps),
@@ -142,7 +203,7 @@ def build_controls(defaults: TrainConfig) -> dict[str, widgets.Widget]:
                                                  description="skip them (DAPO's dynamic-sampling filter)",
                                                  layout=widgets.Layout(width="auto")),
         "reference": choice(references, defaults.reference),
-        "seed": widgets.BoundedIntText(value=defaults.seed, min=0, max=2**31 - 1, description="first seed",
+        "seed": refusing(widgets.BoundedIntText)(value=defaults.seed, min=0, max=2**31 - 1, description="first seed",
                                        style=DESCRIPTION_STYLE, layout=widgets.Layout(width="260px")),
     }
     controls["baseline"].tooltips = list(BASELINE_TOOLTIPS)
@@ -163,7 +224,7 @@ def labelled_row(name: str, control: widgets.Widget) -> widgets.Widget:
 
 # --- 2. config, labels and explanations -----------------------------------------------------------
 
-SHORT_NAMES = {"group_size": "G", "prompts_per_step": "P", "std_eps": "eps", "kl_coef": "beta", "clip_eps": "clip",
+SHORT_NAMES = {"group_size": "G", "prompts_per_step": "P", "std_eps": "ε", "kl_coef": "beta", "clip_eps": "clip",
                "reward_offset": "offset", "reward_scale": "scale", "reward_noise": "noise", "reference": "ref",
                "skip_zero_std_groups": "skip equal", "std_scope": "std over", "eps_mode": "eps mode"}
 ZERO_STD_HINT_LEVEL = 0.5  # a hint when at least this fraction of recent groups had no reward spread
@@ -181,24 +242,49 @@ def seed_configs(config: TrainConfig, num_seeds: int) -> list[TrainConfig]:
     return [replace(config, seed=config.seed + offset) for offset in range(num_seeds)]
 
 
+def format_value(value) -> str:
+    """A knob's value as a label shows it: 1e-4 -> '1e-4', 0.25 -> '0.25', 'weak' -> 'weak'."""
+    if isinstance(value, bool) or not isinstance(value, float):
+        return str(value)
+    if value != 0 and abs(value) < 1e-3:
+        mantissa, exponent = f"{value:.1e}".split("e")
+        return f"{mantissa.rstrip('0').rstrip('.')}e{int(exponent)}"
+    return f"{value:.3g}"
+
+
+LABEL_LEADS = ("group_size", "baseline", "reference", "std_eps")  # always named, in this order
+LABEL_SKIPS = ("device", "eval_every", "probe_every")  # where the curves are measured, not what is trained
+
+
 def run_label(config: TrainConfig, compared: list[TrainConfig], num_seeds: int = 1) -> str:
-    """'G=4, zscore', plus every other knob whose value differs among the ``compared`` configs."""
-    differing = [f.name for f in fields(TrainConfig)
-                 if f.name not in ("group_size", "baseline") and len({getattr(c, f.name) for c in [config, *compared]}) > 1]
+    """'G=8, zscore, ref=default, ε=1e-4', plus every other knob that is off its TrainConfig default
+    or differs among the ``compared`` configs (the seed only in the second case)."""
+    defaults = TrainConfig()
+    named = list(LABEL_LEADS)
+    for f in fields(TrainConfig):
+        if f.name in LABEL_LEADS or f.name in LABEL_SKIPS:
+            continue
+        differs = len({getattr(c, f.name) for c in [config, *compared]}) > 1
+        off_default = f.name != "seed" and getattr(config, f.name) != getattr(defaults, f.name)
+        if differs or off_default:
+            named.append(f.name)
     parts = [f"G={config.group_size}", config.baseline]
-    for name in differing:
-        value = getattr(config, name)
-        parts.append(f"{SHORT_NAMES.get(name, name)}={value:g}" if isinstance(value, float) else f"{SHORT_NAMES.get(name, name)}={value}")
+    parts += [f"{SHORT_NAMES.get(name, name)}={format_value(getattr(config, name))}" for name in named[2:]]
     if num_seeds > 1:
         parts.append(f"{num_seeds} seeds")
     return ", ".join(parts)
 
 
-def explain_run(config: TrainConfig, history: list[dict], status: str, message: str = "") -> list[str]:
-    """Plain-words notes on a run (in progress or ended): why it failed, what a high
-    frac_reward_zero_std means, when advantages explode, what a reward offset does without a baseline."""
+def explain_run(config: TrainConfig, history: list[dict], status: str, message: str = "", crashed: bool = False) -> list[str]:
+    """Plain-words notes on a run (in progress or ended): why it failed (``crashed``: an exception
+    in the code, not a non-finite number), what a high frac_reward_zero_std means, when advantages
+    explode, what a reward offset does without a baseline."""
     notes = []
-    if status == "failed":
+    if status == "failed" and crashed:
+        notes.append(f"The run stopped on an error in the code, not on a number: {message}. That is a bug, not a "
+                     "lesson about GRPO; the full traceback is in lab.current.traceback (please report it with "
+                     "the settings in the status line).")
+    elif status == "failed":
         notes.append("Training produced a number that is not finite (NaN or infinity), so the run was stopped rather "
                      f"than plotting garbage. {message}")
     recent = [record["frac_reward_zero_std"] for record in history[-10:] if "frac_reward_zero_std" in record]
@@ -249,6 +335,8 @@ class LabRun:
     status: str = "waiting"
     message: str = ""
     stop_reason: str = ""
+    traceback: str = ""  # set when the run crashed on an exception (status 'failed'); empty otherwise
+    repeats: int = 0  # the number of an earlier run with the same configs and seeds (CPU runs repeat exactly)
     started: float = 0.0
     elapsed: float = 0.0
     version: int = 0  # bumped on every new record, so the view knows when to redraw
@@ -317,9 +405,16 @@ def torch_threads(count: int):
         torch.set_num_threads(previous)
 
 
+FIRST_FRAME_BEFORE_TRAINING = True  # draw a run's first frame before it trains (False: the ticker draws it)
+FIRST_FRAMES = 3  # the first frames of a run come as soon as there is news, the rest every ``interval``
+FIRST_FRAME_POLL = 0.02  # seconds between looks for news before those first frames are drawn
+
+
 class ViewTicker:
-    """Calls ``refresh`` in its own thread a few times a second while ``changed()`` says there is
-    something new; never sooner than 1.5x the last refresh took, so drawing leaves the CPU to training."""
+    """Calls ``refresh`` in its own thread while ``changed()`` says there is something new: the
+    first FIRST_FRAMES frames as soon as there is news (the step-0 evaluation, the first steps), then
+    every ``interval`` seconds, and never sooner than 1.5x the last refresh took. Drawing holds the
+    GIL that training's Python needs, so fewer frames make a faster run."""
 
     def __init__(self, refresh: Callable[[], float], changed: Callable[[], bool], interval: float, name: str):
         self.refresh, self.changed, self.interval = refresh, changed, interval
@@ -334,10 +429,12 @@ class ViewTicker:
         self._thread.join()
 
     def _loop(self) -> None:
-        pause = self.interval
+        frames, pause = 0, FIRST_FRAME_POLL
         while not self._done.wait(pause):
             if self.changed():
-                pause = max(self.interval, 1.5 * self.refresh())
+                seconds = self.refresh()
+                frames += 1
+                pause = max(self.interval if frames >= FIRST_FRAMES else FIRST_FRAME_POLL, 1.5 * seconds)
 
 
 _warm_up_lock = threading.Lock()
@@ -364,12 +461,23 @@ def warm_up_torch() -> None:
 
 STATUS_WORDS = {"waiting": "Starting", "running": "Running", "finished": "Finished", "failed": "Failed", "stopped": "Stopped"}
 COLORS = tuple(f"C{index}" for index in range(10))  # matplotlib's default colour cycle
+# an "i" in a circle drawn with CSS: the ⓘ character (U+24D8) is missing from many machines' fonts
+NOTE_MARK = ("<span style='display:inline-block;width:1.15em;height:1.15em;line-height:1.15em;border:1.5px solid currentColor;"
+             "border-radius:50%;text-align:center;font-weight:bold;font-style:normal;font-size:0.85em'>i</span>")
+def lab_measure_every(steps: int) -> int:
+    """Steps between the lab's evaluations and gradient-noise probes: about six per run, at least
+    every 10 steps (25 for the default 150). The last step is always evaluated. Every 10, as the
+    notebooks measure, cost the default run about 1.3x its time (benchmarks/README.md, "Lab speed")."""
+    return max(10, 5 * round(steps / 30))
+
+
 BAR_STYLES = {"waiting": "info", "running": "info", "finished": "success", "failed": "danger", "stopped": "warning"}
 
 
 class GRPOLab:
     """The dashboard. ``GRPOLab(**knobs)`` starts the controls at ``TrainConfig(**knobs)``.
 
+    Unless given, eval_every and probe_every are ``lab_measure_every(steps)`` (25 for 150 steps).
     autorun: start a run at once; max_runs: finished runs kept on the plot (oldest dropped);
     refresh_interval: seconds between plot updates while training (at least); debounce: seconds a
     new run waits for further changes before it starts; training_threads: torch threads of the
@@ -379,13 +487,15 @@ class GRPOLab:
     ``progress``, ``hints``, ``runs`` (finished runs, oldest first), ``current``, ``wait(timeout)``.
     """
 
-    def __init__(self, autorun: bool = False, max_runs: int = 6, refresh_interval: float = 0.25, debounce: float = 0.15,
+    def __init__(self, autorun: bool = False, max_runs: int = 6, refresh_interval: float = 0.4, debounce: float = 0.05,
                  training_threads: int | None = None, **config_values):
-        self.base_config = TrainConfig(**config_values).validate()
+        config = TrainConfig(**config_values).validate()
+        measure_every = {name: lab_measure_every(config.steps) for name in ("eval_every", "probe_every") if name not in config_values}
+        self.base_config = replace(config, **measure_every).validate()
         self.max_runs, self.refresh_interval, self.debounce = max_runs, refresh_interval, debounce
         self.training_threads = training_threads or default_training_threads()
         self.controls = build_controls(self.base_config)
-        self.num_seeds = widgets.IntSlider(value=1, min=1, max=MAX_SEEDS, description="seeds (mean and band)",
+        self.num_seeds = refusing(widgets.IntSlider)(value=1, min=1, max=MAX_SEEDS, description="seeds (mean and band)",
                                            continuous_update=False, style=DESCRIPTION_STYLE, layout=widgets.Layout(width="520px"))
         self.x_axis = widgets.Dropdown(options=(("training step", "step"), ("responses sampled", "samples")),
                                        value="step", description="x axis", style={"description_width": "60px"},
@@ -405,6 +515,7 @@ class GRPOLab:
 
         self.runs: list[LabRun] = []
         self.current: LabRun | None = None
+        self.refusal = ""  # the last "Cannot run: ..." line, shown until a run starts
         self._thread: threading.Thread | None = None
         self._keys = itertools.count()
         self._color_index = -1
@@ -412,8 +523,10 @@ class GRPOLab:
         self._lock = threading.RLock()  # guards runs, current and _thread
         self._draw_lock = threading.Lock()  # one figure, drawn by one thread at a time
 
-        for control in (*self.controls.values(), self.num_seeds):
+        for name, control in (*self.controls.items(), ("num_seeds", self.num_seeds)):
             control.observe(lambda _change: self.start_run(), "value")
+            if isinstance(control, RefusesOutOfRange):  # a checkbox has no range
+                control.on_refused(lambda value, allowed, name=name: self.refuse(name, value, allowed))
         self.x_axis.observe(lambda _change: self.redraw(), "value")
         self.run_button.on_click(lambda _button: self.start_run())
         self.stop_button.on_click(lambda _button: self.stop())
@@ -424,18 +537,24 @@ class GRPOLab:
         if autorun:
             self.start_run()
 
-    def _layout(self) -> widgets.VBox:
+    def _layout(self) -> widgets.Box:
         advanced = widgets.VBox([labelled_row(name, self.controls[name]) for name in ADVANCED_CONTROLS] + [self.num_seeds])
         accordion = widgets.Accordion([advanced], titles=("Advanced: batch, optimiser, reward model, seeds",), selected_index=None)
         accordion.add_class("grpo-advanced")
-        return widgets.VBox([
+        controls = widgets.VBox([
             *[labelled_row(name, self.controls[name]) for name in ("group_size", "std_eps", "baseline")],
             accordion,
-            widgets.HBox([self.run_button, self.stop_button, self.clear_button, self.x_axis]),
-            widgets.HBox([self.progress, self.status], layout=widgets.Layout(align_items="center")),
+            widgets.HBox([self.run_button, self.stop_button, self.clear_button]),
+            self.x_axis,
+            widgets.HBox([self.progress, self.status], layout=widgets.Layout(align_items="center", flex_flow="row wrap")),
             self.hints,
-            self.plot,
-        ], layout=widgets.Layout(max_width=f"{self.figure.width_px + 20}px"))
+        ], layout=widgets.Layout(flex="0 0 540px", width="540px", margin="0 16px 0 0"))
+        plot = widgets.Box([self.plot], layout=widgets.Layout(flex="1 1 600px", min_width="600px",
+                                                               max_width=f"{self.figure.width_px}px"))
+        # controls beside the plot where the page is wide enough (a projector, a 1440 px screen),
+        # so both fit one screen; on a narrow page the plot wraps under the controls
+        return widgets.Box([controls, plot], layout=widgets.Layout(display="flex", flex_flow="row wrap", align_items="flex-start",
+                                                                  width="100%"))
 
     def _repr_mimebundle_(self, **kwargs):
         return self.widget._repr_mimebundle_(**kwargs)
@@ -450,9 +569,11 @@ class GRPOLab:
         except ValueError as error:
             self.status.value = f"<b>Cannot run:</b> {html.escape(str(error))}"
             return None
+        self.refusal = ""
         with self._lock:
             key = next(self._keys)
             run = LabRun(seed_configs(config, self.num_seeds.value), key=key)
+            run.repeats = next((earlier.number for earlier in reversed(self.runs) if earlier.configs == run.configs), 0)
             previous_thread = self._thread
             if self.current is not None:
                 self.current.cancel("superseded")
@@ -462,6 +583,12 @@ class GRPOLab:
             self._thread.start()
         self._show_status(run)  # "Starting ...": at once, before the previous run has wound down
         return run
+
+    def refuse(self, knob: str, value, allowed: str) -> None:
+        """Say why a value set from code was refused (the control kept its value; nothing runs)."""
+        shown = format_value(value) if isinstance(value, (int, float)) else repr(value)
+        self.refusal = f"<b>Cannot run:</b> {html.escape(knob)} = {html.escape(shown, quote=False)}, allowed {html.escape(allowed)}"
+        self.status.value = self.refusal  # and it stays above a run in progress until the next run starts
 
     def stop(self) -> None:
         """Stop the run in progress (it stays on the plot until the next run, not in ``runs``)."""
@@ -514,14 +641,23 @@ class GRPOLab:
     def _run_in_background(self, run: LabRun, previous_thread: threading.Thread | None) -> None:
         if previous_thread is not None:
             previous_thread.join()  # one run at a time: the cancelled one ends within a step
-        if run.stop_event.wait(self.debounce):  # a newer change came in: this run is superseded
+        if run.stop_event.wait(self.debounce):  # a newer change came in, or Stop: it never starts
             run.status, run.message = "stopped", run.stop_reason
+            with self._lock:
+                stopped_by_user = run is self.current
+            if stopped_by_user:  # else the newer run shows its own status
+                self._show_status(run)
             return
         with self._lock:
             self._started_runs += 1
             run.number = self._started_runs
         run.color = self._next_color()
-        seen = {"version": -1}
+        # the first frame (the new run in the legend, no points yet) is a full redraw of the four panels,
+        # a few tenths of a second of Python: drawn here, before training, it does not compete with it
+        run.status = "running"
+        if FIRST_FRAME_BEFORE_TRAINING:
+            self.refresh_view()
+        seen = {"version": run.version if FIRST_FRAME_BEFORE_TRAINING else -1}
 
         def changed() -> bool:
             fresh = run.version != seen["version"]
@@ -534,8 +670,8 @@ class GRPOLab:
             with torch_threads(self.training_threads):
                 run.train_all_seeds()
         except Exception as error:  # a bug must not leave the dashboard saying "Running" forever
-            run.status, run.message = "failed", f"{type(error).__name__}: {error}"
-            raise
+            run.status, run.message, run.traceback = "failed", f"{type(error).__name__}: {error}", traceback.format_exc()
+            run.elapsed = time.perf_counter() - run.started if run.started else 0.0
         finally:
             ticker.stop()
             if run.status == "stopped":
@@ -546,7 +682,7 @@ class GRPOLab:
                     self.runs = [earlier for earlier in self.runs if earlier.configs != run.configs] + [run]
                     del self.runs[:-self.max_runs]
                 superseded = run is not self.current
-            if not superseded:
+            if not superseded:  # the final picture first, then "Finished" (refresh_view writes the status last)
                 self.refresh_view()
 
     def _next_color(self) -> str:
@@ -608,7 +744,10 @@ class GRPOLab:
             step = run.histories[-1][-1]["step"] if run.histories and run.histories[-1] else 0
             words.append(f"{seed_part}step {step} of {run.config.steps}")
         elif run.status in ("finished", "failed", "stopped"):
-            words.append(f"in {run.elapsed:.1f} s" + (f": {html.escape(run.message)}" if run.message and run.status == "stopped" else ""))
+            words.append(f"in {run.elapsed:.1f} s" + (f": {html.escape(run.message)}" if run.message and run.status != "finished" else ""))
+        if run.repeats:
+            words.append(f"same settings and seed as run {run.repeats}, so the same curves again (CPU runs repeat exactly); "
+                         "change <i>first seed</i> under Advanced for a new draw")
         accuracies = [(history[0]["eval_accuracy"], [r["eval_accuracy"] for r in history if "eval_accuracy" in r][-1])
                       for history in run.histories if history]
         if accuracies:
@@ -616,9 +755,9 @@ class GRPOLab:
             latest = sum(b for _, b in accuracies) / len(accuracies)
             over = " (mean over seeds)" if len(accuracies) > 1 else ""
             words.append(f"held-out accuracy {start:.2f} &rarr; {latest:.2f}{over}")
-        self.status.value = " &middot; ".join(words)
+        self.status.value = (self.refusal + "<br>" if self.refusal else "") + " &middot; ".join(words)
         self.progress.max = max(total, 1)
         self.progress.value = min(run.steps_done, total) if run.status != "finished" else total
         self.progress.bar_style = BAR_STYLES[run.status]
-        notes = explain_run(run.config, run.histories[-1] if run.histories else [], run.status, run.message)
-        self.hints.value = "".join(f"<p style='margin:4px 0;max-width:1000px'>&#9432; {html.escape(note)}</p>" for note in notes)
+        notes = explain_run(run.config, run.histories[-1] if run.histories else [], run.status, run.message, crashed=bool(run.traceback))
+        self.hints.value = "".join(f"<p style='margin:4px 0;max-width:1000px'>{NOTE_MARK} {html.escape(note)}</p>" for note in notes)

@@ -155,15 +155,6 @@ def nice_ceiling(value: float) -> float:
     return 10 ** (exponent + 1)
 
 
-def nice_floor(value: float) -> float:
-    """The largest 1, 2 or 5 x 10^k that is <= value (value > 0)."""
-    exponent = math.floor(math.log10(value))
-    for mantissa in (5, 2, 1):
-        if mantissa * 10**exponent <= value * (1 + 1e-12):
-            return mantissa * 10**exponent
-    return 10 ** (exponent - 1) * 5
-
-
 class ShortRangeLogLabels(Formatter):
     """Minor-tick labels of a log axis: the 2s and 5s as plain numbers when the axis spans under
     ~1.5 decades (where there is often no power of ten to label), nothing otherwise."""
@@ -184,7 +175,8 @@ class LiveRunFigure:
 
     ``update`` moves the lines of runs it has seen before (by ``RunCurves.key``) instead of
     redrawing, adds new runs and drops runs no longer given; ``png`` renders the figure. Axis
-    limits only grow while the set of runs stays the same, so most frames are blitted.
+    limits only grow while a run trains (starting from the previous picture's), and fit the runs
+    again when none does, so most frames are blitted.
     """
 
     # metric -> (panel, line style); the snr and adv_max panels are the right-hand twins
@@ -204,6 +196,7 @@ class LiveRunFigure:
         self.canvas = FigureCanvasAgg(self.figure)
         # fixed margins instead of a layout engine: the layout would be recomputed on every frame
         self.figure.subplots_adjust(left=0.07, right=0.93, bottom=0.23, top=0.955, wspace=0.42, hspace=0.45)
+        self._crop_height = height_px  # rows of the PNG down to the legend's bottom edge (set at every full draw)
         grid = self.figure.subplots(2, 2)
         self.panels = {"reward": grid[0, 0], "variance": grid[0, 1], "zero_std": grid[1, 0], "histogram": grid[1, 1]}
         self.panels["snr"] = self.panels["variance"].twinx()
@@ -244,8 +237,12 @@ class LiveRunFigure:
         """Show ``runs`` (oldest first). advantages: the latest step's advantages, any shape, or
         None; x_max: the right end of the x axis (the planned length of the longest run)."""
         frame = (x_key, x_max, tuple((run.key, run.label, run.color, run.faded, run.live) for run in runs))
-        if frame != self._frame:  # a new picture: limits may shrink again, everything is redrawn
-            self._frame, self._limits, self._background = frame, {}, None
+        if frame != self._frame:  # a new picture: everything is redrawn
+            self._frame, self._background = frame, None
+            if not any(run.live for run in runs):
+                self._limits = {}  # at rest the limits fit the runs shown, and may shrink
+            # while a run trains they start from the last picture's and only grow: its first points
+            # rarely move an axis, and every moved axis is a full redraw that holds the GIL against training
             if x_key != self.x_key:
                 self.x_key = x_key
                 self._style()
@@ -306,9 +303,11 @@ class LiveRunFigure:
         if not values:
             return None
         low, high = min(values), max(values)
-        if panel in self.LOG_PANELS:
+        if panel in self.LOG_PANELS:  # whole decades: a curve that drifts down moves the axis rarely
             positive = [v for v in values if v > 0]
-            return (nice_floor(min(positive)), nice_ceiling(max(positive))) if positive else None
+            if not positive:
+                return None
+            return 10.0 ** math.floor(math.log10(min(positive)) + 1e-9), 10.0 ** math.ceil(math.log10(max(positive)) - 1e-9)
         if panel == "reward":
             span = max(high - low, 1.0)
             return min(-0.02, low - 0.05 * span), max(1.02, high + 0.05 * span)
@@ -350,8 +349,9 @@ class LiveRunFigure:
             return
         handles = [Line2D([], [], color=run.color, lw=3, alpha=FADED_ALPHA + 0.2 if run.faded else 1.0) for run in runs]
         labels = [run.label for run in runs]
-        # under the panels, two columns: room for 8 runs with labels such as 'G=4, zscore, eps=1e-10, reward=partial'
-        self._legend = self.figure.legend(handles, labels, loc="lower center", bbox_to_anchor=(0.5, 0.0), ncol=2,
+        # right under the bottom panels' axis labels, two columns; png() crops the picture below it
+        below_labels = 0.23 - 3.6 * LIVE_FONT_SIZES["label"] / 72 * self.dpi / self.height_px
+        self._legend = self.figure.legend(handles, labels, loc="upper center", bbox_to_anchor=(0.5, below_labels), ncol=2,
                                           fontsize=LIVE_FONT_SIZES["legend"], title="runs (earlier ones faded, newest last)",
                                           title_fontsize=LIVE_FONT_SIZES["legend"], frameon=False, columnspacing=3)
 
@@ -361,11 +361,17 @@ class LiveRunFigure:
         if self._background is None:
             self.canvas.draw()  # animated artists are left out of this
             self._background = self.canvas.copy_from_bbox(self.figure.bbox)
+            if self._legend is not None:  # room for the legend and no empty band under it
+                legend_bottom = self._legend.get_window_extent(self.canvas.get_renderer()).y0
+                self._crop_height = min(self.height_px, int(self.height_px - legend_bottom) + 6)
+            else:
+                self._crop_height = int(self.height_px * 0.86)
         else:
             self.canvas.restore_region(self._background)
         for artist in self._animated:
             self.figure.draw_artist(artist)
         image = PIL.Image.frombuffer("RGBA", self.canvas.get_width_height(), self.canvas.buffer_rgba(), "raw", "RGBA", 0, 1)
+        image = image.crop((0, 0, image.width, self._crop_height))
         buffer = io.BytesIO()
         image.save(buffer, format="png", compress_level=1)  # fast: the bytes go over a local websocket
         return buffer.getvalue()

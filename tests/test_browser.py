@@ -1,9 +1,10 @@
 """The lab in a real browser: JupyterLab and Voila in Debian's headless Chromium, driven by Playwright.
 
-Both tests open notebooks/03_interactive_lab.ipynb (a copy, in fast mode), let its default run
+Two tests open notebooks/03_interactive_lab.ipynb (a copy, in fast mode), let its default run
 finish, drag the group-size slider (which re-runs training), press Run, and each time wait until
-the plot image has changed and the status line says the new run finished. Screenshots go to
-tests/artifacts/.
+the plot image has changed and the status line says the new run finished. A third loads the Voila
+page on a 1440 x 900 screen and checks that the controls and the whole plot are on the first
+screen (the classroom view). Screenshots go to tests/artifacts/.
 """
 
 from __future__ import annotations
@@ -139,3 +140,27 @@ def test_voila_serves_the_lab_and_the_slider_reruns(tmp_path):
         page.goto(url, timeout=RUN_SECONDS)
         page.wait_for_selector("img.grpo-plot", state="attached", timeout=RUN_SECONDS)
         exercise_dashboard(page, "voila_lab.png")
+
+
+CLASSROOM_SCREEN = {"width": 1440, "height": 900}
+FIRST_SCREEN_PARTS = (".grpo-group-size", ".grpo-std-eps", ".grpo-baseline", ".grpo-run", ".grpo-stop", ".grpo-status",
+                      "img.grpo-plot")
+
+
+def test_voila_shows_controls_and_plot_on_the_first_screen(tmp_path):
+    with serve("voila", tmp_path) as url, chromium_page(**CLASSROOM_SCREEN) as page, \
+            screenshot_on_failure(page, "voila_first_screen_failure.png"):
+        page.goto(url, timeout=RUN_SECONDS)
+        page.wait_for_function(LAST_FINISHED_RUN, timeout=RUN_SECONDS)  # the plot has its legend, and its final size
+        page.evaluate("() => window.scrollTo(0, 0)")
+        outside = {}
+        for selector in FIRST_SCREEN_PARTS:
+            box = page.locator(selector).first.bounding_box()
+            if box is None or box["y"] < 0 or box["y"] + box["height"] > CLASSROOM_SCREEN["height"] \
+                    or box["x"] + box["width"] > CLASSROOM_SCREEN["width"]:
+                outside[selector] = box
+        ARTIFACTS.mkdir(parents=True, exist_ok=True)
+        page.screenshot(path=str(ARTIFACTS / "voila_first_screen.png"))
+        assert outside == {}, f"not within the first {CLASSROOM_SCREEN} screen: {outside}"
+        plot = page.locator("img.grpo-plot").bounding_box()
+        assert plot["width"] >= 600, plot  # readable from the back of the room, not shrunk to fit

@@ -5,14 +5,19 @@ Runs are short (10-20 steps); every lab is closed at the end of its test so no t
 
 from __future__ import annotations
 
+import io
 import math
 import threading
 import time
+from dataclasses import replace
 
+import PIL.Image
 import pytest
 
+import grpo_lab.lab as lab_module
 from grpo_lab import GRPOLab, TrainConfig, train
-from grpo_lab.lab import build_controls, config_from_controls, explain_run, run_label, torch_threads
+from grpo_lab.lab import build_controls, config_from_controls, explain_run, lab_measure_every, run_label, torch_threads
+from grpo_lab.plots import LiveRunFigure, RunCurves
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 WAIT_SECONDS = 240  # generous: CI shares two cores with the other tests
@@ -175,12 +180,79 @@ def test_a_non_finite_run_says_why(make_lab):
     assert "not finite" in lab.hints.value and "std_eps" in lab.hints.value
 
 
-def test_run_label_names_what_differs():
+def test_run_label_names_the_reference_epsilon_and_every_knob_off_its_default():
     base = TrainConfig()
     other = TrainConfig(group_size=4, reward_offset=1.0)
-    assert run_label(base, [base]) == "G=8, zscore"
-    assert run_label(other, [base, other]) == "G=4, zscore, offset=1"
-    assert run_label(base, [base], num_seeds=3) == "G=8, zscore, 3 seeds"
+    assert run_label(base, [base]) == "G=8, zscore, ref=default, ε=1e-4"
+    assert run_label(other, [base, other]) == "G=4, zscore, ref=default, ε=1e-4, offset=1"
+    assert run_label(base, [base, other]) == "G=8, zscore, ref=default, ε=1e-4, offset=0"  # differs from the other run
+    assert run_label(base, [base], num_seeds=3) == "G=8, zscore, ref=default, ε=1e-4, 3 seeds"
+    # off the default even when every run on the plot shares it; the seed only when runs differ in it
+    tuned = TrainConfig(reference="weak", std_eps=3e-6, kl_coef=0.04, lr=3e-4, steps=30, seed=5)
+    assert run_label(tuned, [tuned]) == "G=8, zscore, ref=weak, ε=3e-6, beta=0.04, lr=3e-4, steps=30"
+    assert run_label(tuned, [tuned, replace(tuned, seed=6)]).endswith("steps=30, seed=5")
+
+
+def test_run_then_stop_at_once_ends_stopped_not_starting(make_lab):
+    lab = make_lab(steps=150, debounce=0.5)
+    lab.run_button.click()
+    assert "Starting" in lab.status.value
+    lab.stop_button.click()  # within the debounce: the run never trains
+    assert lab.wait(WAIT_SECONDS)
+    assert lab.current.status == "stopped" and lab.current.steps_done == 0
+    assert "Starting" not in lab.status.value and "Stopped" in lab.status.value and "user" in lab.status.value
+
+
+def test_an_error_in_the_code_says_what_failed_not_a_number_hint(make_lab, monkeypatch):
+    def broken_train(config, **_callbacks):
+        raise IndexError("index 16 is out of bounds for dimension 0 with size 16")
+
+    monkeypatch.setattr(lab_module, "train", broken_train)
+    lab = make_lab(steps=10)
+    lab.run_button.click()
+    assert lab.wait(WAIT_SECONDS)
+    run = lab.current
+    assert run.status == "failed" and run.message.startswith("IndexError: index 16")
+    assert "IndexError" in run.traceback and "broken_train" in run.traceback
+    assert "Failed" in lab.status.value and "IndexError: index 16" in lab.status.value
+    assert "IndexError" in lab.hints.value and "not finite" not in lab.hints.value
+    assert lab_threads() == []
+
+
+@pytest.mark.parametrize(("knob", "value", "line"), [
+    ("steps", 10**9, "Cannot run:</b> steps = 1000000000, allowed 5 to 500"),
+    ("prompts_per_step", 1, "Cannot run:</b> prompts_per_step = 1, allowed 2 to 64"),
+    ("kl_coef", -0.5, "Cannot run:</b> kl_coef = -0.5, allowed 0 to 0.5"),
+    ("lr", 0.5, "Cannot run:</b> lr = 0.5, allowed 1e-05 to 0.01"),
+    ("group_size", 5, "Cannot run:</b> group_size = 5, allowed 2, 4, 8, 16, 32, 64"),
+    ("baseline", "ppo", "Cannot run:</b> baseline = 'ppo', allowed mean, zscore, none, rloo, ema, critic"),
+    ("std_eps", 5.0, "Cannot run:</b> std_eps = 5, allowed 0 or 1e-10 to 0.1"),
+    ("num_seeds", 99, "Cannot run:</b> num_seeds = 99, allowed 1 to 5"),
+])
+def test_an_out_of_range_value_from_code_is_refused_not_clamped(make_lab, knob, value, line):
+    lab = make_lab(steps=10)
+    control = lab.num_seeds if knob == "num_seeds" else lab.controls[knob]
+    before = control.value
+    control.value = value
+    assert line in lab.status.value
+    assert control.value == before and lab.current is None  # nothing clamped, nothing started
+
+
+def test_run_with_unchanged_settings_says_it_repeats_the_same_seed(make_lab):
+    lab = make_lab(steps=5, eval_every=5, probe_every=5)
+    lab.run_button.click()
+    assert lab.wait(WAIT_SECONDS)
+    assert "same settings and seed" not in lab.status.value
+    first = lab.runs[-1]
+    lab.run_button.click()
+    assert lab.wait(WAIT_SECONDS)
+    assert "same settings and seed as run 1" in lab.status.value
+    assert lab.runs == [lab.current]  # one copy of identical curves on the plot
+    without_time = [[{k: v for k, v in record.items() if k != "wall_time"} for record in run.history] for run in (first, lab.current)]
+    assert without_time[0] == without_time[1]
+    lab.controls["seed"].value = 1
+    assert lab.wait(WAIT_SECONDS)
+    assert "same settings and seed" not in lab.status.value and len(lab.runs) == 2
 
 
 def test_explanations_in_plain_words():
@@ -193,3 +265,35 @@ def test_explanations_in_plain_words():
     assert len(offset) == 1 and "offset 2" in offset[0]
     amplified = explain_run(config, [{"step": 1, "reward_std": 0.001, "adv_abs_max": 1.4}], "running")
     assert len(amplified) == 1 and "amplified" in amplified[0]
+
+
+def test_the_live_figure_ends_right_under_its_legend():
+    figure = LiveRunFigure()
+    history = [{"step": step, "reward": 0.4, "eval_accuracy": 0.5, "frac_reward_zero_std": 0.2} for step in range(0, 11, 5)]
+    figure.update([RunCurves(0, "G=8, zscore, ref=default, ε=1e-4", [history], "C0")], x_max=10)
+    one_run = PIL.Image.open(io.BytesIO(figure.png()))
+    figure.update([RunCurves(key, f"run {key}", [history], f"C{key}") for key in range(5)], x_max=10)
+    five_runs = PIL.Image.open(io.BytesIO(figure.png()))
+    assert one_run.width == five_runs.width == figure.width_px
+    assert one_run.height < five_runs.height < figure.height_px  # no empty band under a short legend
+
+
+def test_the_lab_measures_about_six_times_a_run_unless_told(make_lab):
+    assert [lab_measure_every(steps) for steps in (5, 30, 60, 150, 500)] == [10, 10, 10, 25, 85]
+    assert (make_lab().base_config.eval_every, make_lab().base_config.probe_every) == (25, 25)
+    told = make_lab(steps=30, eval_every=5).base_config
+    assert (told.eval_every, told.probe_every) == (5, 10)
+
+
+def test_a_refusal_during_a_run_stays_on_the_status_line_until_the_next_run(make_lab):
+    lab = make_lab(steps=150)
+    lab.run_button.click()
+    wait_for_steps(lab, 1)
+    lab.controls["steps"].value = 10**9
+    steps_before = lab.current.steps_done
+    wait_for_steps(lab, steps_before + 2)
+    lab.refresh_view()  # as the view's ticker does during the run
+    assert "Cannot run:</b> steps = 1000000000" in lab.status.value and "Running" in lab.status.value
+    lab.controls["steps"].value = 10  # a valid change: a new run, and the refusal is gone
+    assert lab.wait(WAIT_SECONDS)
+    assert "Cannot run" not in lab.status.value and "Finished" in lab.status.value
