@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
+from pathlib import Path
 
 # where the course teaches each claim of experiments/claims.py (key -> notebook and section)
 CLAIM_NOTEBOOKS = {
@@ -35,13 +36,14 @@ FRESH, POOL = "reference, fresh rollouts", "reference, one fixed pool of rollout
 
 @dataclass(frozen=True)
 class Number:
-    """One number the Chinese drill quotes: a metric of one cell of one experiment, as mean ± std over seeds."""
+    """One number the drill quotes: a metric of one cell of one experiment, as mean ± std over seeds."""
 
     label: str  # in Chinese
     experiment: str
     cell: str
     metric: str
     percent: bool = False
+    english: str = ""  # the label in English, for the numbers the English drill quotes
 
 
 @dataclass(frozen=True)
@@ -230,8 +232,6 @@ CLAIMS_ZH = {
 
 def results_folder():
     """data/results/, or the folder named by GRPO_LAB_RESULTS_DIR."""
-    from pathlib import Path
-
     from .course import RESULTS_DIR_ENV
     from .experiments.runner import RESULTS_DIR
 
@@ -254,6 +254,43 @@ def cached_results() -> dict:
     return available_results(results_folder())
 
 
+def results_sources(results: dict | None = None) -> list[str]:
+    """One line per result the drill reads: its folder, whether it is a --fast run, when and by which command it was made."""
+    results = cached_results() if results is None else results
+    folder = results_folder()
+    return [f"{name}: {folder / (name + '.json')} ({'fast' if result.get('fast') else 'full'} run, {result.get('created', '?')}): "
+            f"`{result.get('command', '?')}`" for name, result in results.items()]
+
+
+def answer_experiments() -> list[str]:
+    """The experiments whose numbers the model answers quote."""
+    from .drill_answers import ANSWERS
+
+    return list(dict.fromkeys(number.experiment for sentences in ANSWERS.values() for sentence in sentences for number in sentence.numbers))
+
+
+def rerun_fast(experiments: list[str] | None = None, folder: str | os.PathLike | None = None, workers: int = 2) -> Path:
+    """Re-run the --fast variants of ``experiments`` (default: those the model answers quote) into
+    ``folder`` (default: a new temporary folder), write claims.md there, and point the drill at it
+    (GRPO_LAB_RESULTS_DIR), so that every number the drill prints afterwards is one you produced.
+    Fast grids have fewer cells and seeds: numbers of cells they lack print as '?' or 'no data'."""
+    import tempfile
+
+    from .course import RESULTS_DIR_ENV
+    from .experiments.claims import write_claims
+    from .experiments.runner import check_name, run_experiment, write_result
+
+    names = list(experiments) if experiments is not None else answer_experiments()
+    for name in names:
+        check_name(name)
+    target = Path(folder) if folder is not None else Path(tempfile.mkdtemp(prefix="grpo-lab-results-"))
+    for name in names:
+        write_result(name, run_experiment(name, fast=True, workers=workers), target)
+    write_claims(directory=target)
+    os.environ[RESULTS_DIR_ENV] = str(target)
+    return target
+
+
 def findings(keys: list[str] | None = None, results: dict | None = None) -> list[tuple]:
     """(claim, finding) for the claims with these keys (all when None), in the order given, from
     ``results`` (default: the cached results)."""
@@ -267,14 +304,15 @@ def findings(keys: list[str] | None = None, results: dict | None = None) -> list
     return [(by_key[key], evaluate_claim(by_key[key], results)) for key in (keys or list(by_key))]
 
 
-def quoted_number(number: Number, results: dict) -> str:
-    """'label：mean ± std (n=seeds)', read from the result files; '无数据' where the result lacks it."""
+def quoted_number(number: Number, results: dict, language: str = "zh") -> str:
+    """'label：mean ± std (n=seeds)', read from the result files; '无数据' ('no data') where the result lacks it."""
     from .experiments.claims import fmt, stat
 
+    label, colon, missing = (number.english or number.label, ": ", "no data in this result") if language == "en" else (number.label, "：", "无数据")
     try:
-        return f"{number.label}：{fmt(stat(results, number.experiment, number.cell, number.metric), percent=number.percent)}"
+        return f"{label}{colon}{fmt(stat(results, number.experiment, number.cell, number.metric), percent=number.percent)}"
     except KeyError:
-        return f"{number.label}：无数据"
+        return f"{label}{colon}{missing}"
 
 
 def print_findings(keys: list[str] | None = None, language: str = "en") -> None:
@@ -304,6 +342,33 @@ def print_findings(keys: list[str] | None = None, language: str = "en") -> None:
             print("    还没有结果：运行 " + "；".join(f"`python -m grpo_lab sweep {name}`" for name in missing))
         else:
             print("    关键数字：" + "；".join(quoted_number(number, results) for number in chinese.numbers))
+
+
+def claims_audit_zh(results: dict | None = None) -> str:
+    """The claims audit in Chinese, as markdown: for every claim of the card (and of the literature),
+    its verdict, the notebook that teaches it, how it is tested, its key numbers and the command that
+    regenerates them, from the same result files as claims.md."""
+    results = cached_results() if results is None else results
+    lines = ["| # | 论断 | 实验 | 结论 |", "|---|---|---|---|"]
+    sections = []
+    for index, (claim, finding) in enumerate(findings(None, results), 1):
+        chinese = CLAIMS_ZH[claim.key]
+        title = chinese.title or claim.card
+        experiments = "、".join(f"`{name}`" for name in claim.experiments) or "—"
+        lines.append(f"| {index} | {title}（{claim.key}） | {experiments} | **{VERDICTS_ZH[finding.verdict]}** |")
+        body = [f"### {index}. {title}\n", f"*结论：* **{VERDICTS_ZH[finding.verdict]}**；*对应笔记本：* {CLAIM_NOTEBOOKS.get(claim.key, '-')}  "]
+        if claim.evaluate is None:
+            body.append(f"*为什么不测：* {chinese.how}")
+        else:
+            body.append(f"*怎么检验：* {chinese.how}  ")
+            missing = [name for name in claim.experiments if name not in results]
+            if missing:
+                body.append("*还没有结果：* 运行 " + "；".join(f"`python -m grpo_lab sweep {name}`" for name in missing))
+            else:
+                body.append("*关键数字：* " + "；".join(quoted_number(number, results) for number in chinese.numbers) + "  ")
+                body.append("*重新生成：* " + "；".join(f"`{results[name]['command']}`" for name in claim.experiments))
+        sections.append("\n".join(body))
+    return "\n".join(lines) + "\n\n" + "\n\n".join(sections) + "\n"
 
 
 def question(prompt: str, options: list[str], answer: int, why: list[str], source: str):
