@@ -346,3 +346,27 @@ def check_prediction(exercise: str, prediction: str | None, choices: Sequence[st
         return verdict(exercise, FAIL, f"prediction={prediction!r} is not one of the choices {', '.join(map(repr, choices))}")
     outcome = "it matches the measurement" if prediction == measured else f"the measurement says {measured!r}; the next section explains why"
     return verdict(exercise, RECORDED, f"you predicted {prediction!r}: {outcome}. Evidence: {evidence}")
+
+
+def check_run_prediction(exercise: str, prediction: str | None, configs: dict, metric: str, summary: str = "mean",
+                         tolerance: float = 0.0, same: str = "about the same") -> None:
+    """The lab's predict-then-run exercises (notebook 03), headless: train each of the two ``configs``
+    ({label: TrainConfig}), summarise ``metric`` over each run (``mean`` over the steps that log it,
+    or its ``last`` value) and record the prediction against which label came out higher (``same``
+    when they are within ``tolerance``)."""
+    from .trainer import train
+
+    if len(configs) != 2:
+        raise ValueError(f"configs has {len(configs)} runs: give exactly two, {{label: TrainConfig}}")
+    values = {}
+    for label, config in configs.items():
+        result = train(config)
+        series = [record[metric] for record in result.history if record.get(metric) is not None]
+        if result.status == "failed" or not series:
+            return verdict(exercise, FAIL, f"the run {label!r} did not produce {metric!r} ({result.status}: {result.message})")
+        values[label] = series[-1] if summary == "last" else sum(series) / len(series)
+    (first, a), (second, b) = values.items()
+    measured = same if abs(a - b) <= tolerance else first if a > b else second
+    steps = next(iter(configs.values())).steps
+    evidence = f"{metric} ({summary} over a {steps}-step run, seed {next(iter(configs.values())).seed}): {first} {a:.3g}, {second} {b:.3g}"
+    return check_prediction(exercise, prediction, (first, second, same), measured, evidence)

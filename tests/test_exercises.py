@@ -178,3 +178,21 @@ def test_the_zscore_weight_is_one_over_the_bernoulli_std_for_large_groups():
     for p in (0.1, 0.5, 0.8):
         assert exercises.zscore_weight_exact(p, 256) == pytest.approx(1 / (p * (1 - p)) ** 0.5, rel=0.02)
     assert exercises.zscore_weight_exact(0.05, 8) < 0.7 * exercises.zscore_weight_exact(0.05, 256)  # small groups flatten it
+
+
+def test_a_lab_prediction_is_compared_with_real_short_runs(capsys):
+    from grpo_lab import TrainConfig
+
+    short = dict(steps=4, eval_every=0, probe_every=0, seed=0)
+    exercises.check_run_prediction("03_x", "G = 16", {"G = 2": TrainConfig(group_size=2, **short), "G = 16": TrainConfig(group_size=16, **short)},
+                                   "frac_reward_zero_std", tolerance=0.02)
+    out = capsys.readouterr().out
+    assert "[03_x] PREDICTION RECORDED: you predicted 'G = 16': the measurement says 'G = 2'" in out and "frac_reward_zero_std" in out
+    with pytest.raises(ValueError, match="configs has 1 runs: give exactly two"):
+        exercises.check_run_prediction("03_x", None, {"a": TrainConfig(**short)}, "reward")
+
+
+@pytest.mark.parametrize("name, symbol", [("03_predict_advantages", "prediction_advantages"), ("03_predict_zero_std", "prediction_zero_std"),
+                                          ("03_predict_eps_zero", "prediction_eps_zero"), ("03_predict_offset", "prediction_offset")])
+def test_the_lab_predictions_have_worked_answers(name, symbol):
+    assert isinstance(solution(name, symbol), str)
