@@ -17,6 +17,7 @@ from pathlib import Path
 CLAIM_NOTEBOOKS = {
     "offset": "01 §4", "scale": "02 §2", "variance": "01 §3", "no-params": "05 §1", "g-at-least-8": "04 §1",
     "small-g-noisy": "04 §1", "g4-oscillates": "04 §1", "sigma-explodes": "04 §2", "epsilon": "04 §2", "dapo-filter": "04 §2",
+    "dapo-refill": "04 §2",
     "batch-blowup": "04 §3", "tradeoff": "05 §4", "critic-per-response": "05 §3", "g2-usable": "04 §4", "g2-ema": "04 §4",
     "g2-kl": "04 §4", "g2-lr": "04 §4", "stability": "05 §3", "group-in-ppo": "05 §2", "not-no-value": "05 §2b",
     "no-free-lunch": "05 §3", "std-essential": "02 §2, §4", "difficulty": "02 §4", "faster-30": "05 §3", "log-returns": "04 §1",
@@ -125,14 +126,23 @@ CLAIMS_ZH = {
          Number("带噪奖励后期准确率 ε = 1e-8", "sigma-to-zero", "noisy, eps=1e-08, add", ACC),
          Number("ε = 0.1", "sigma-to-zero", "noisy, eps=0.1, add", ACC))),
     "dapo-filter": ClaimZh(
-        "在三种奖励（精确、部分得分、带噪）下，比较加与不加零方差过滤（丢弃奖励全相同的组）的后期准确率。成立：至少一种奖励下过滤后明显更好。"
-        "ε > 0 时这些组的优势本来就是 0，过滤只改变损失的归一化；DAPO 还会重新采样补满 batch，这里没有做。",
+        "在三种奖励（精确、部分得分、带噪）以及弱参考策略下，比较加与不加零方差过滤（丢弃奖励全相同的组，但不补充）的后期准确率。"
+        "成立：至少一种设置下过滤后明显更好。ε > 0 时这些组的优势本来就是 0，只丢弃不补充只改变损失的归一化；DAPO 还会重新采样补满 batch，见 [dapo-refill]。",
         (Number("精确奖励，奖励全相同的组", "sigma-to-zero", "exact, eps=0.0001, add", "frac_reward_zero_std", percent=True),
          Number("不过滤", "sigma-to-zero", "exact, eps=0.0001, add", ACC),
          Number("过滤", "sigma-to-zero", "exact, eps=0.0001, add, zero-std filter", ACC),
          Number("带噪奖励，不过滤", "sigma-to-zero", "noisy, eps=0.0001, add", ACC),
          Number("过滤", "sigma-to-zero", "noisy, eps=0.0001, add, zero-std filter", ACC)),
-        title="DAPO 的动态采样过滤（丢弃奖励全相同的组）有帮助"),
+        title="只丢弃奖励全相同的组、不补充 batch（DAPO 动态采样的过滤部分）有帮助"),
+    "dapo-refill": ClaimZh(
+        "DAPO 的动态采样：丢弃奖励全相同的组，再从新抽的 prompt 中采样，用有奖励差异的组补满 batch（每步最多多抽 4 批）。"
+        "在同样的步数下与不做动态采样比较后期准确率，并记下多采了多少回答。成立：在某些设置下更好、且没有设置更差；有好有坏为部分成立。",
+        (Number("弱参考策略，奖励全相同的组", "sigma-to-zero", "weak reference, exact, eps=0.0001, add", "frac_reward_zero_std", percent=True),
+         Number("不做动态采样", "sigma-to-zero", "weak reference, exact, eps=0.0001, add", ACC),
+         Number("动态采样", "sigma-to-zero", "weak reference, exact, eps=0.0001, add, dynamic sampling", ACC),
+         Number("采样的回答数（不做）", "sigma-to-zero", "weak reference, exact, eps=0.0001, add", "samples"),
+         Number("（动态采样）", "sigma-to-zero", "weak reference, exact, eps=0.0001, add, dynamic sampling", "samples")),
+        title="DAPO 的动态采样（多采样，用有奖励差异的组补满 batch）有帮助"),
     "batch-blowup": ClaimZh(
         "测量 batch（prompt 数 × G 个回答）变大时反向传播要保存的激活内存和每步耗时，以及梯度累积（micro-batch）后的梯度与内存。"
         "成立：内存随回答数近似线性增长，累积后梯度不变（相对差 < 1e-4），且 micro-batch 的内存不到整批的一半。",

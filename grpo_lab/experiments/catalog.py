@@ -18,6 +18,7 @@ from .stats import compare
 TARGET_ACCURACY = 0.7  # held-out accuracy that counts as "reached" (the reference starts at 0.51)
 BASELINES = ("none", "mean", "rloo", "zscore", "ema")
 NOISY_REWARD = 1e-3  # std of the simulated reward-model noise of the 'noisy' reward: tiny, as rounding jitter
+DAPO_REFILL_BATCHES = 4  # dynamic sampling: at most this many extra draws of P prompts per step to refill the batch
 
 
 @dataclass(frozen=True)
@@ -128,6 +129,17 @@ def sigma_to_zero_grid(fast: bool) -> list[dict]:
                                   target=TARGET_ACCURACY, advantage_probe=True))
         cells.append(cell(f"{reward}, eps=0.0001, add, zero-std filter", {"reward": reward, "std_eps": 1e-4, "eps_mode": "add", "filter": True},
                           train=training(steps, skip_zero_std_groups=True, **reward_overrides), target=TARGET_ACCURACY, advantage_probe=True))
+        cells.append(cell(f"{reward}, eps=0.0001, add, dynamic sampling", {"reward": reward, "std_eps": 1e-4, "eps_mode": "add", "filter": "refill"},
+                          train=training(steps, dynamic_sampling_batches=DAPO_REFILL_BATCHES, **reward_overrides), target=TARGET_ACCURACY,
+                          advantage_probe=True))
+    # DAPO's setting: a policy that gets most groups all wrong (the weak reference), where dropping
+    # tied groups leaves few and refilling has the most to find
+    for label, overrides in (("", {}), (", zero-std filter", {"skip_zero_std_groups": True}),
+                             (", dynamic sampling", {"dynamic_sampling_batches": DAPO_REFILL_BATCHES})):
+        cells.append(cell(f"weak reference, exact, eps=0.0001, add{label}",
+                          {"reward": "exact", "std_eps": 1e-4, "eps_mode": "add", "reference": "weak",
+                           "filter": {"": False, ", zero-std filter": True}.get(label, "refill")},
+                          train=training(steps, reference="weak", **overrides), target=TARGET_ACCURACY, advantage_probe=True))
     return cells
 
 

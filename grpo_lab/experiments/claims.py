@@ -626,20 +626,57 @@ def difficulty_bias(r: dict) -> Finding:
     return Finding("; ".join(parts), verdict, explanation)
 
 
+DAPO_SETTINGS = (("exact", "exact"), ("partial", "partial"), ("noisy", "noisy"), ("weak reference, exact", "weak reference, exact"))
+
+
+def dapo_cells(r: dict, variant: str) -> list[tuple[str, dict, dict]]:
+    """(setting, plain cell's stats, variant cell's stats) for each reward setting the result has
+    (the weak-reference cells only in results made since they were added)."""
+    name, labels = "sigma-to-zero", {c["label"] for c in r["sigma-to-zero"]["cells"]}
+    rows = []
+    for setting, prefix in DAPO_SETTINGS:
+        plain, treated = f"{prefix}, eps=0.0001, add", f"{prefix}, eps=0.0001, add, {variant}"
+        if plain in labels and treated in labels:
+            rows.append((setting, {m: stat(r, name, plain, m) for m in (ACC, "frac_reward_zero_std", "samples")},
+                         {m: stat(r, name, treated, m) for m in (ACC, "samples")}))
+    return rows
+
+
 def dapo_filter(r: dict) -> Finding:
-    name = "sigma-to-zero"
-    parts, helped = [], []
-    for reward in ("exact", "partial", "noisy"):
-        with_filter = stat(r, name, f"{reward}, eps=0.0001, add, zero-std filter", ACC)
-        without = stat(r, name, f"{reward}, eps=0.0001, add", ACC)
-        zero = stat(r, name, f"{reward}, eps=0.0001, add", "frac_reward_zero_std")
-        helped.append(compare(with_filter, without, SMALL_EFFECT))
-        parts.append(f"{reward}: zero-std groups {fmt(zero, percent=True)}, late accuracy {fmt(without)} → with filter {fmt(with_filter)}")
+    rows = dapo_cells(r, "zero-std filter")
+    helped = [compare(treated[ACC], plain[ACC], SMALL_EFFECT) for _, plain, treated in rows]
+    evidence = "; ".join(f"{setting}: zero-std groups {fmt(plain['frac_reward_zero_std'], percent=True)}, late accuracy {fmt(plain[ACC])} "
+                         f"→ dropping them {fmt(treated[ACC])}" for setting, plain, treated in rows)
     verdict = HOLDS if "higher" in helped else FAILS
-    explanation = ("DAPO drops groups whose rewards are all equal. With eps > 0 their z-scored advantage is already 0, so dropping them "
-                   "only changes the loss's normaliser (the other groups weigh more); with a noisy reward model no group is exactly tied "
-                   "(see the share above), so the filter finds nothing. DAPO pairs the filter with re-sampling to refill the batch, "
-                   "which is not done here.")
+    explanation = ("This row tests the filter alone: groups whose rewards are all equal are dropped and the batch is NOT refilled, so a "
+                   "step trains on fewer groups. With eps > 0 their z-scored advantage is already 0, so dropping them only changes the "
+                   "loss's normaliser (the other groups weigh more); with a noisy reward model no group is exactly tied, so the filter "
+                   "finds nothing. DAPO itself refills the batch: the next row.")
+    return Finding(evidence, verdict, explanation)
+
+
+def dapo_refill(r: dict) -> Finding:
+    rows = dapo_cells(r, "dynamic sampling")
+    if not rows:
+        return Finding("the result has no dynamic-sampling cells: `python -m grpo_lab sweep sigma-to-zero`", UNTESTED, "")
+    steps = r["sigma-to-zero"]["cells"][0]["config"]["train"]["steps"]
+    parts, helped = [], []
+    for setting, plain, treated in rows:
+        helped.append((setting, compare(treated[ACC], plain[ACC], SMALL_EFFECT)))
+        cost = treated["samples"]["mean"] / plain["samples"]["mean"] if plain["samples"]["mean"] else float("nan")
+        parts.append(f"{setting}: zero-std groups {fmt(plain['frac_reward_zero_std'], percent=True)}, late accuracy {fmt(plain[ACC])} → "
+                     f"with dynamic sampling {fmt(treated[ACC])}, at {cost:.2f}x the responses sampled")
+    better = [setting for setting, direction in helped if direction == "higher"]
+    worse = [setting for setting, direction in helped if direction == "lower"]
+    verdict = HOLDS if better and not worse else PARTLY if better else FAILS
+    draws = next(c["config"]["train"].get("dynamic_sampling_batches") for c in r["sigma-to-zero"]["cells"] if c["axes"].get("filter") == "refill")
+    explanation = (f"DAPO's dynamic sampling as DAPO does it: tied groups are replaced by groups from further draws of prompts (at most "
+                   f"{draws} extra draws of a batch's prompts per step), so a step trains on a full batch of groups with a signal whenever "
+                   f"the draws find enough. At the same number of steps ({steps}) it ends "
+                   + (f"higher for {', '.join(better)}" if better else "no higher in any setting")
+                   + (f" and lower for {', '.join(worse)}" if worse else "")
+                   + ". It pays for that in samples (the ratio above): per response sampled it is a different trade. The more groups "
+                   "are tied (a weak policy, or a strong one near the end of training), the more it has to refill.")
     return Finding("; ".join(parts), verdict, explanation)
 
 
@@ -663,7 +700,11 @@ CLAIMS: list[Claim] = [
     Claim("epsilon", "pitfall 2", "在 σ 上加一个小的 epsilon（如 1e-8），或使用 max(σ, epsilon)",
           "A small epsilon (1e-8) added to σ, or max(σ, ε), fixes it.", ("sigma-to-zero",), epsilon_fixes),
     Claim("dapo-filter", "literature (DAPO)", "—",
-          "DAPO's dynamic-sampling filter (drop all-equal groups) helps.", ("sigma-to-zero",), dapo_filter),
+          "Dropping all-equal groups without refilling the batch (the filter half of DAPO's dynamic sampling) helps.", ("sigma-to-zero",),
+          dapo_filter),
+    Claim("dapo-refill", "literature (DAPO)", "—",
+          "DAPO's dynamic sampling (over-sample and refill the batch with groups whose rewards differ) helps.", ("sigma-to-zero",),
+          dapo_refill),
     Claim("batch-blowup", "pitfall 3", "有效 batch size 膨胀 … 使用梯度累积或分布式采样，避免 OOM",
           "prompts x G inflates the batch; gradient accumulation bounds memory.", ("batch-blowup",), blowup_and_accumulation),
     Claim("tradeoff", "trade-off / summary", "采样成本高 … GRPO 的采样开销可能超过训练 Critic 的收益",
