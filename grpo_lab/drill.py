@@ -226,8 +226,9 @@ CLAIMS_ZH = {
         "“快 30%”是卡片中 7B 模型做数学任务的经验，这里只能检验方向。",
         (Number("达标回答数 GRPO", "grpo-vs-ppo", GRPO, "samples_to_target"), Number("PPO", "grpo-vs-ppo", PPO, "samples_to_target"))),
     "log-returns": ClaimZh(
-        "prompt 数固定时，比较 G = 4、16、64 的后期准确率。成立：4 → 16 明显提升，且 16 → 64 的提升更小（边际递减）；只满足其一为部分成立。"
-        "注意 G 越大每步样本越多；相同样本下的结论见 [g-at-least-8]。",
+        "检验形状：对数关系意味着每翻一倍 G 提升相同，所以 4 → 16 与 16 → 64（各翻两倍）的提升应在噪声内相等；饱和则意味着提升逐渐消失。"
+        "prompt 数固定时比较 G = 4、16、64 的后期准确率。成立：两段提升都明显且相等（对数）；4 → 16 明显而 16 → 64 在噪声内为零（饱和），"
+        "或后段提升更小但仍为正，为部分成立。注意 G 越大每步样本越多；相同样本下的结论见 [g-at-least-8]。",
         (Number("G = 4", "group-size", "equal prompts, G=4", ACC), Number("G = 16", "group-size", "equal prompts, G=16", ACC),
          Number("G = 64", "group-size", "equal prompts, G=64", ACC))),
     "two-grpo": ClaimZh(

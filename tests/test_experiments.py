@@ -123,7 +123,7 @@ def test_sweep_group_size_fast_writes_result_and_figure_with_a_progress_bar(tmp_
     assert "sweep group-size (fast)" in captured.err and "100%" in captured.err
     result = json.loads((tmp_path / "group-size.json").read_text())
     check_result(result)
-    assert {cell["axes"]["regime"] for cell in result["cells"]} == {"equal prompts", "equal samples"}
+    assert {cell["axes"]["regime"] for cell in result["cells"]} == {"equal prompts", "equal samples", "2-GRPO protocol"}
     assert (tmp_path / "group-size.png").stat().st_size > 10_000
     assert "two_vs_large" in result["derived"]
 

@@ -8,6 +8,7 @@ shape but with fewer steps, cells and seeds, so CI can run all nine.
 
 from __future__ import annotations
 
+import math
 import statistics
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -79,6 +80,7 @@ def offset_and_scale_grid(fast: bool) -> list[dict]:
 # --- 3. group-size ---------------------------------------------------------------------------------------
 
 EQUAL_PROMPTS, EQUAL_SAMPLES = 8, 128  # prompts per step in one regime, responses per step in the other
+TWO_GRPO_PROTOCOL_LABEL = "2-GRPO protocol: G=2, 8x prompts, 1/8 of the steps"
 
 
 def group_size_grid(fast: bool) -> list[dict]:
@@ -90,6 +92,10 @@ def group_size_grid(fast: bool) -> list[dict]:
             P = prompts if regime == "equal prompts" else samples // G
             cells.append(cell(f"{regime}, G={G}", {"regime": regime, "group_size": G, "prompts_per_step": P},
                               train=training(steps, eval_every=5, group_size=G, prompts_per_step=P), target=TARGET_ACCURACY))
+    # 2-GRPO's reading of "12.5% of the rollouts" as a budget: every prompt visited as often as by G=16,
+    # with 8x the prompts per batch (so a step has G=16's rollouts and a less noisy gradient) and 1/8 of the steps
+    cells.append(cell(TWO_GRPO_PROTOCOL_LABEL, {"regime": "2-GRPO protocol", "group_size": 2, "prompts_per_step": 8 * prompts},
+                      train=training(math.ceil(steps / 8), eval_every=2, group_size=2, prompts_per_step=8 * prompts), target=TARGET_ACCURACY))
     return cells
 
 
