@@ -79,10 +79,10 @@ CLAIMS_ZH = {
          Number("zscore，原尺度", "offset-and-scale", "zscore, offset 0", "hard_eval_accuracy"),
          Number("zscore，难题奖励 ×0.1", "offset-and-scale", "zscore, hard x0.1", "hard_eval_accuracy"))),
     "variance": ClaimZh(
-        "在固定策略上对同一批奖励套用各个基线，测量一批梯度的信噪比（SNR）。原始方差不是合适的尺度：z-score 后的优势是单位尺度，梯度更大，方差自然更大。"
+        "在固定策略上对同一批奖励套用各个基线，测量一批梯度的净信噪比（net_snr：扣除了噪声本身的贡献，纯噪声读数为 0；训练中记录的 grad_snr 不扣除，纯噪声读数约为 1，平均而言 grad_snr = net_snr + 1）。原始方差不是合适的尺度：z-score 后的优势是单位尺度，梯度更大，方差自然更大。"
         "成立：zscore 的 SNR 在多数 (策略, G ≥ 4) 组合上明显高于 mean。同时对照不减基线（none）：在 0/1 奖励、没有偏移时，减均值本身也未必提高 SNR。",
-        (Number("参考策略 G = 8，SNR none", "variance", "reference, G=8", "snr.none"),
-         Number("SNR mean", "variance", "reference, G=8", "snr.mean"), Number("SNR zscore", "variance", "reference, G=8", "snr.zscore"),
+        (Number("参考策略 G = 8，净 SNR none", "variance", "reference, G=8", "net_snr.none"),
+         Number("净 SNR mean", "variance", "reference, G=8", "net_snr.mean"), Number("净 SNR zscore", "variance", "reference, G=8", "net_snr.zscore"),
          Number("原始方差 mean", "variance", "reference, G=8", "grad_var.mean"),
          Number("原始方差 zscore", "variance", "reference, G=8", "grad_var.zscore"))),
     "no-params": ClaimZh(

@@ -52,7 +52,7 @@ def test_the_chinese_drill_prints_chinese_words_and_the_numbers_of_the_result_fi
     out = capsys.readouterr().out
     results = drill.cached_results()
     assert fmt(stat(results, "offset-and-scale", "none, offset 5", "late_eval_accuracy")) in out
-    assert fmt(stat(results, "variance", "reference, G=8", "snr.zscore")) in out
+    assert fmt(stat(results, "variance", "reference, G=8", "net_snr.zscore")) in out
     verdicts = [finding.verdict for _, finding in drill.findings(["offset", "variance", "batchnorm"], results)]
     assert all(drill.VERDICTS_ZH[verdict] in out for verdict in verdicts)
     assert "怎么检验" in out and "关键数字" in out and "为什么不测" in out

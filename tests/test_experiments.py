@@ -70,7 +70,7 @@ def test_numbers_quoted_in_claims_md_match_the_json(cached):
     text = (RESULTS_DIR / "claims.md").read_text()
     quoted = [("offset-and-scale", "none, offset 5", "late_eval_accuracy"), ("offset-and-scale", "mean, offset 5", "late_eval_accuracy"),
               ("group-size", "equal samples, G=2", "late_eval_accuracy"), ("group-size", "equal prompts, G=16", "late_eval_accuracy"),
-              ("small-group-remedies", "G=2 + EMA baseline", "late_eval_accuracy"), ("variance", "reference, G=8", "snr.zscore")]
+              ("small-group-remedies", "G=2 + EMA baseline", "late_eval_accuracy"), ("variance", "reference, G=8", "net_snr.zscore")]
     for name, label, metric in quoted:
         summary = next(c for c in cached[name]["cells"] if c["label"] == label)["summary"][metric]
         assert fmt(summary) in text, f"{name} / {label} / {metric}: {fmt(summary)} not quoted in claims.md"

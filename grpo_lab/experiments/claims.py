@@ -121,12 +121,12 @@ def scales_unified(r: dict) -> Finding:
 
 
 def snr_tally(r: dict, first: str, second: str, min_group_size: int = 2) -> dict:
-    """How often baseline ``first``'s batch SNR is higher / lower / within noise of ``second``'s, over the
+    """How often baseline ``first``'s batch net SNR (noise subtracted) is higher / lower / within noise of ``second``'s, over the
     variance experiment's (policy, G) cells with G >= min_group_size: {"higher": n, "lower": n, "same": n}."""
     tally = {"higher": 0, "lower": 0, "same": 0}
     for cell in r["variance"]["cells"]:
         if cell["axes"]["group_size"] >= min_group_size:
-            tally[compare(stat(r, "variance", cell["label"], f"snr.{first}"), stat(r, "variance", cell["label"], f"snr.{second}"))] += 1
+            tally[compare(stat(r, "variance", cell["label"], f"net_snr.{first}"), stat(r, "variance", cell["label"], f"net_snr.{second}"))] += 1
     return tally
 
 
@@ -145,8 +145,8 @@ def zscore_lowers_variance(r: dict) -> Finding:
     for policy in policies:
         G = 8 if 8 in sizes else sizes[0]
         label = f"{policy}, G={G}"
-        parts.append(f"{policy}, G={G}: SNR zscore {fmt(stat(r, name, label, 'snr.zscore'))} vs mean {fmt(stat(r, name, label, 'snr.mean'))} "
-                     f"vs none {fmt(stat(r, name, label, 'snr.none'))}; raw grad_var zscore {fmt(stat(r, name, label, 'grad_var.zscore'))} "
+        parts.append(f"{policy}, G={G}: net SNR zscore {fmt(stat(r, name, label, 'net_snr.zscore'))} vs mean {fmt(stat(r, name, label, 'net_snr.mean'))} "
+                     f"vs none {fmt(stat(r, name, label, 'net_snr.none'))}; raw grad_var zscore {fmt(stat(r, name, label, 'grad_var.zscore'))} "
                      f"vs mean {fmt(stat(r, name, label, 'grad_var.mean'))}")
     evidence = "; ".join(parts) + f". zscore's SNR against mean's: {counted(by_sigma)} (policy, G ≥ 4) cells; mean's SNR against " \
         f"no baseline's: {counted(by_centring)} (policy, G) cells."
@@ -208,7 +208,7 @@ def saturation_note(r: dict) -> str:
     sizes = sorted({c["axes"]["group_size"] for c in r["variance"]["cells"]}) if "variance" in r else []
     if len(sizes) < 3:
         return ""
-    middle, largest = stat(r, "variance", f"reference, G={sizes[-3]}", "snr.zscore"), stat(r, "variance", f"reference, G={sizes[-1]}", "snr.zscore")
+    middle, largest = stat(r, "variance", f"reference, G={sizes[-3]}", "net_snr.zscore"), stat(r, "variance", f"reference, G={sizes[-1]}", "net_snr.zscore")
     if compare(largest, middle) == "higher":
         return ""
     return (f" Why: at the reference policy the SNR of a 16-prompt batch stops growing with G (G={sizes[-3]}: {fmt(middle)}, "
@@ -219,7 +219,7 @@ def small_groups_noisier(r: dict) -> Finding:
     gs, var = "group-size", "variance"
     steps = {G: stat(r, gs, f"equal prompts, G={G}", "steps_to_target") for G in (2, 4, 8)}
     samples = {G: stat(r, gs, f"equal samples, G={G}", "samples_to_target") for G in (2, 4, 8)}
-    snr1k = {G: stat(r, var, f"reference, G={G}", "snr_per_1k_responses.zscore") for G in (2, 4, 8)}
+    snr1k = {G: stat(r, var, f"reference, G={G}", "net_snr_per_1k_responses.zscore") for G in (2, 4, 8)}
     cos = {G: stat(r, var, f"reference, G={G}", "cos_step.zscore") for G in (2, 4, 8)}
     reached = {G: stat(r, gs, f"equal prompts, G={G}", "reached_target") for G in (2, 4, 8)}
     slower_per_step = any(reached[G]["mean"] is not None and reached[G]["mean"] < 1 for G in (2, 4)) or \
@@ -229,7 +229,7 @@ def small_groups_noisier(r: dict) -> Finding:
     evidence = ("equal prompts, steps to reach the target: " + ", ".join(
         f"G={G} {fmt(steps[G])} ({round(reached[G]['mean'] * reached[G]['n'])} of {reached[G]['n']} seeds reached it)" for G in steps)
                 + "; equal samples, responses to reach it: " + ", ".join(f"G={G} {fmt(samples[G])}" for G in samples)
-                + "; at the reference policy, zscore gradient SNR per 1000 responses: " + ", ".join(f"G={G} {fmt(snr1k[G])}" for G in snr1k)
+                + "; at the reference policy, zscore gradient net SNR per 1000 responses: " + ", ".join(f"G={G} {fmt(snr1k[G])}" for G in snr1k)
                 + "; cosine of one batch (16 prompts) to the true gradient: " + ", ".join(f"G={G} {fmt(cos[G])}" for G in cos))
     tied = stat(r, gs, "equal prompts, G=2", "frac_reward_zero_std")
     evidence += f"; share of G=2 groups with all-equal rewards {fmt(tied, percent=True)}"

@@ -123,8 +123,8 @@ def variance_figure(result: dict) -> Figure:
                               "gradient.\nmean and rloo coincide (rloo = G/(G-1) x mean), and at G=2 zscore does too")
     axes = axes.reshape(len(policies), 4)
     panels = (("cos_step", "cos(one batch's gradient, true)", "cosine similarity", False),
-              ("snr", "SNR of one batch's gradient", "SNR = |E g|^2 / tr Var g (log)", True),
-              ("snr_per_1k_responses", "SNR per 1000 responses", "SNR per 1000 responses (log)", True),
+              ("net_snr", "Net SNR of one batch's gradient (pure noise: 0)", "net SNR = |E g|^2 / tr Var g (log)", True),
+              ("net_snr_per_1k_responses", "Net SNR per 1000 responses", "net SNR per 1000 responses (log)", True),
               ("cos_expected", "cos(expected gradient, true)", "cosine similarity", False))
     for row, policy in zip(axes, policies):
         cells = cells_where(result, policy=policy)

@@ -174,11 +174,30 @@ def write_result(name: str, result: dict, directory: str | Path | None = None) -
     return path
 
 
+RENAMED_METRICS = (("snr.", "net_snr."), ("snr_per_1k_responses.", "net_snr_per_1k_responses."))  # (old prefix, new prefix)
+
+
+def upgrade_metric_names(result: dict) -> dict:
+    """A result written before a metric was renamed, with the new names (the variance experiment's
+    'snr.B' became 'net_snr.B': noise subtracted, unlike the trainer's grad_snr)."""
+    def renamed(key: str) -> str:
+        for old, new in RENAMED_METRICS:
+            if key.startswith(old):
+                return new + key[len(old):]
+        return key
+
+    for cell in result.get("cells", []):
+        cell["summary"] = {renamed(key): value for key, value in cell["summary"].items()}
+        for entry in cell["per_seed"]:
+            entry["metrics"] = {renamed(key): value for key, value in entry.get("metrics", {}).items()}
+    return result
+
+
 def load_result(name: str, fast: bool = False, directory: str | Path | None = None) -> dict:
-    """Read a saved result (data/results/NAME.json by default). A missing file raises
-    FileNotFoundError with the command that makes it."""
+    """Read a saved result (data/results/NAME.json by default), with today's metric names. A missing
+    file raises FileNotFoundError with the command that makes it."""
     check_name(name)
     path = result_path(name, fast, directory)
     if not path.is_file():
         raise FileNotFoundError(f"{path} does not exist: make it with `python -m grpo_lab sweep {name}" + (" --fast" if fast else "") + "`")
-    return json.loads(path.read_text())
+    return upgrade_metric_names(json.loads(path.read_text()))
