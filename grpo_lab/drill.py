@@ -241,6 +241,35 @@ CLAIMS_ZH = {
 }
 
 
+# "in plain words" for the claims the drill explains in Chinese: what the numbers mean, whatever the
+# verdict (claims.md's English explanations are written from the numbers; these say the mechanism)
+PLAIN_ZH = {
+    "offset": "减去组内均值后，优势里根本看不到全局偏移，所以加不加偏移结果一样；不减基线时，每个采样到的回答不论对错都被往上推，"
+              "只有对错之间的微小差别带信息，偏移越大噪声越大。",
+    "scale": "只减均值时，难题奖励缩小 10 倍，它们的优势也缩小 10 倍，难题学得更少；除以 σ 把这个倍数除掉了，难题和易题重新站在同一尺度上。",
+    "variance": "原始方差不是合适的尺度：z-score 后优势是单位尺度，梯度本身更大，方差自然更大。该看的是信噪比和与真实梯度的夹角；"
+                "除以 σ 主要是按 prompt 重新加权，而不是去掉噪声。",
+    "g-at-least-8": "在回答总数相同时，小 G 意味着更多不同的 prompt；本任务一批梯度的噪声主要来自抽到了哪些 prompt，所以小 G 不一定吃亏。",
+    "small-g-noisy": "G = 2 的组要么两个回答一样（优势为 0，没有信号也没有噪声），要么一对一错（优势 ±0.71，干净的成对比较）："
+                     "它的问题不是“被噪声主导”，而是很多组根本没有信号。",
+    "g4-oscillates": "看的是留出集准确率从此前最好值跌下的最大幅度；训练奖励的逐步抖动在 prompt 数相同时本来就会随 G 变小而变大（每步评分的回答更少）。",
+    "sigma-explodes": "在精确算术下，G 个数的 z-score 有上界 (G-1)/√G，不会爆炸到无穷大；真正出问题的是 ε = 0 时全相同的组得到 0/0，"
+                      "以及奖励只差一点噪声时，噪声被放大成满幅的优势。如果有运行超过上界，那来自 float32 舍入：ε 小于 float32 的精度时，它起不到保护作用。",
+    "epsilon": "任何 ε > 0 都能把 0/0 变成 0；但 ε 远小于奖励噪声时，噪声照样被放大。ε 要高于奖励的无意义抖动才有用。",
+    "dapo-filter": "只丢弃奖励全相同的组而不补充时，ε > 0 下这些组的优势本来就是 0，丢掉它们只改变损失的归一化；带噪奖励下几乎没有组恰好全相同。",
+    "dapo-refill": "动态采样让每一步都在满 batch 的“有信号”组上训练，代价是多采样的回答；被丢的组越多（弱策略，或训练后期几乎全对），要补的越多。",
+    "batch-blowup": "一步的 batch 是 prompt 数 × G 个回答，反向传播要保存的激活随之成比例增长；梯度累积把它分成小块，梯度不变，内存只取决于小块，但每步更慢。",
+    "g2-usable": "“差”要看怎么比：同样的步数下，G = 2 每步的样本只有 G = 8 的四分之一；把同样的样本数给 G = 2（更多 prompt）再比，才是公平的比较（见关键数字）。",
+    "g2-ema": "EMA 基线是过去奖励的滑动平均，不依赖本组；一对回答都对或都错时，组内基线给 0，EMA 基线仍给出非零优势。",
+    "g2-kl": "KL 惩罚把策略拉向参考策略：更稳，但同样的步数内学得更少，所以它不一定提高准确率。",
+    "g2-lr": "更小的学习率让每一步更小：曲线更平稳，但同样的步数内走得更短。",
+    "std-essential": "σ 统一尺度的作用只在不同 prompt 的奖励尺度不同时才用得上；同一个 0/1 奖励下，它主要是按难度重新加权（见 [difficulty]）。",
+    "difficulty": "除以 σ 相当于给每个 prompt 的梯度乘上 1/σ，几乎全对或几乎全错的 prompt σ 最小、权重最大；这个机制是真的，但它对准确率的影响要看任务。",
+    "log-returns": "对数关系意味着 G 每翻一倍提升相同；如果后面的翻倍几乎不再提升，那是饱和，不是对数。注意 G 越大每步样本越多。",
+    "two-grpo": "G = 2 是一对回答之间的比较，接近 DPO 的偏好对；“12.5% 的回答”有两种预算读法：同样的 prompt 数和步数，或 8 倍 prompt、1/8 步数。",
+}
+
+
 def results_folder():
     """data/results/, or the folder named by GRPO_LAB_RESULTS_DIR."""
     from .course import RESULTS_DIR_ENV
@@ -353,6 +382,8 @@ def print_findings(keys: list[str] | None = None, language: str = "en") -> None:
             print("    还没有结果：运行 " + "；".join(f"`python -m grpo_lab sweep {name}`" for name in missing))
         else:
             print("    关键数字：" + "；".join(quoted_number(number, results) for number in chinese.numbers))
+        if claim.key in PLAIN_ZH:
+            print(f"    通俗地说：{PLAIN_ZH[claim.key]}")
 
 
 def claims_audit_zh(results: dict | None = None) -> str:
@@ -377,7 +408,9 @@ def claims_audit_zh(results: dict | None = None) -> str:
                 body.append("*还没有结果：* 运行 " + "；".join(f"`python -m grpo_lab sweep {name}`" for name in missing))
             else:
                 body.append("*关键数字：* " + "；".join(quoted_number(number, results) for number in chinese.numbers) + "  ")
-                body.append("*重新生成：* " + "；".join(f"`{results[name]['command']}`" for name in claim.experiments))
+                body.append("*重新生成：* " + "；".join(f"`{results[name]['command']}`" for name in claim.experiments) + "  ")
+            if claim.key in PLAIN_ZH:
+                body.append(f"*通俗地说：* {PLAIN_ZH[claim.key]}")
         sections.append("\n".join(body))
     return "\n".join(lines) + "\n\n" + "\n\n".join(sections) + "\n"
 

@@ -165,3 +165,10 @@ def test_rerun_fast_writes_results_and_claims_to_a_scratch_folder_and_the_drill_
     assert "fast run, just now" in drill.results_sources()[0]
     with pytest.raises(ValueError, match="experiment='nope' is not valid"):
         drill.rerun_fast(["nope"], tmp_path / "other")
+
+
+def test_the_chinese_plain_words_belong_to_claims_and_are_printed(capsys):
+    assert set(drill.PLAIN_ZH) <= set(drill.CLAIMS_ZH)
+    drill.print_findings(["offset"], "zh")
+    assert "通俗地说：" + drill.PLAIN_ZH["offset"] in capsys.readouterr().out
+    assert "*通俗地说：* " + drill.PLAIN_ZH["scale"] in drill.claims_audit_zh()
