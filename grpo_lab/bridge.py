@@ -118,6 +118,9 @@ UNMAPPED: list[Unmapped] = [
              lambda c: _zscore(c) and c.eps_mode != "add"),
     Unmapped("skip_zero_std_groups", "True", "GRPOTrainer has no dynamic-sampling filter: zero-std groups stay in the batch with advantage 0",
              lambda c: c.skip_zero_std_groups),
+    Unmapped("dynamic_sampling_batches", "> 0", "GRPOTrainer has no dynamic sampling (over-sample and refill the batch with groups "
+             "whose rewards differ); verl's DAPO recipe has it (filter_groups, max_num_gen_batches)",
+             lambda c: c.dynamic_sampling_batches > 0),
     Unmapped("micro_batch_size", "one that does not divide prompts_per_step x group_size",
              "TRL splits the generation batch into equal micro-batches",
              lambda c: 0 < c.micro_batch_size < c.prompts_per_step * c.group_size and (c.prompts_per_step * c.group_size) % c.micro_batch_size != 0),

@@ -11,11 +11,13 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
+from pathlib import Path
 
 # where the course teaches each claim of experiments/claims.py (key -> notebook and section)
 CLAIM_NOTEBOOKS = {
     "offset": "01 §4", "scale": "02 §2", "variance": "01 §3", "no-params": "05 §1", "g-at-least-8": "04 §1",
     "small-g-noisy": "04 §1", "g4-oscillates": "04 §1", "sigma-explodes": "04 §2", "epsilon": "04 §2", "dapo-filter": "04 §2",
+    "dapo-refill": "04 §2",
     "batch-blowup": "04 §3", "tradeoff": "05 §4", "critic-per-response": "05 §3", "g2-usable": "04 §4", "g2-ema": "04 §4",
     "g2-kl": "04 §4", "g2-lr": "04 §4", "stability": "05 §3", "group-in-ppo": "05 §2", "not-no-value": "05 §2b",
     "no-free-lunch": "05 §3", "std-essential": "02 §2, §4", "difficulty": "02 §4", "faster-30": "05 §3", "log-returns": "04 §1",
@@ -35,13 +37,14 @@ FRESH, POOL = "reference, fresh rollouts", "reference, one fixed pool of rollout
 
 @dataclass(frozen=True)
 class Number:
-    """One number the Chinese drill quotes: a metric of one cell of one experiment, as mean ± std over seeds."""
+    """One number the drill quotes: a metric of one cell of one experiment, as mean ± std over seeds."""
 
     label: str  # in Chinese
     experiment: str
     cell: str
     metric: str
     percent: bool = False
+    english: str = ""  # the label in English, for the numbers the English drill quotes
 
 
 @dataclass(frozen=True)
@@ -76,10 +79,10 @@ CLAIMS_ZH = {
          Number("zscore，原尺度", "offset-and-scale", "zscore, offset 0", "hard_eval_accuracy"),
          Number("zscore，难题奖励 ×0.1", "offset-and-scale", "zscore, hard x0.1", "hard_eval_accuracy"))),
     "variance": ClaimZh(
-        "在固定策略上对同一批奖励套用各个基线，测量一批梯度的信噪比（SNR）。原始方差不是合适的尺度：z-score 后的优势是单位尺度，梯度更大，方差自然更大。"
+        "在固定策略上对同一批奖励套用各个基线，测量一批梯度的净信噪比（net_snr：扣除了噪声本身的贡献，纯噪声读数为 0；训练中记录的 grad_snr 不扣除，纯噪声读数约为 1，平均而言 grad_snr = net_snr + 1）。原始方差不是合适的尺度：z-score 后的优势是单位尺度，梯度更大，方差自然更大。"
         "成立：zscore 的 SNR 在多数 (策略, G ≥ 4) 组合上明显高于 mean。同时对照不减基线（none）：在 0/1 奖励、没有偏移时，减均值本身也未必提高 SNR。",
-        (Number("参考策略 G = 8，SNR none", "variance", "reference, G=8", "snr.none"),
-         Number("SNR mean", "variance", "reference, G=8", "snr.mean"), Number("SNR zscore", "variance", "reference, G=8", "snr.zscore"),
+        (Number("参考策略 G = 8，净 SNR none", "variance", "reference, G=8", "net_snr.none"),
+         Number("净 SNR mean", "variance", "reference, G=8", "net_snr.mean"), Number("净 SNR zscore", "variance", "reference, G=8", "net_snr.zscore"),
          Number("原始方差 mean", "variance", "reference, G=8", "grad_var.mean"),
          Number("原始方差 zscore", "variance", "reference, G=8", "grad_var.zscore"))),
     "no-params": ClaimZh(
@@ -123,14 +126,23 @@ CLAIMS_ZH = {
          Number("带噪奖励后期准确率 ε = 1e-8", "sigma-to-zero", "noisy, eps=1e-08, add", ACC),
          Number("ε = 0.1", "sigma-to-zero", "noisy, eps=0.1, add", ACC))),
     "dapo-filter": ClaimZh(
-        "在三种奖励（精确、部分得分、带噪）下，比较加与不加零方差过滤（丢弃奖励全相同的组）的后期准确率。成立：至少一种奖励下过滤后明显更好。"
-        "ε > 0 时这些组的优势本来就是 0，过滤只改变损失的归一化；DAPO 还会重新采样补满 batch，这里没有做。",
+        "在三种奖励（精确、部分得分、带噪）以及弱参考策略下，比较加与不加零方差过滤（丢弃奖励全相同的组，但不补充）的后期准确率。"
+        "成立：至少一种设置下过滤后明显更好。ε > 0 时这些组的优势本来就是 0，只丢弃不补充只改变损失的归一化；DAPO 还会重新采样补满 batch，见 [dapo-refill]。",
         (Number("精确奖励，奖励全相同的组", "sigma-to-zero", "exact, eps=0.0001, add", "frac_reward_zero_std", percent=True),
          Number("不过滤", "sigma-to-zero", "exact, eps=0.0001, add", ACC),
          Number("过滤", "sigma-to-zero", "exact, eps=0.0001, add, zero-std filter", ACC),
          Number("带噪奖励，不过滤", "sigma-to-zero", "noisy, eps=0.0001, add", ACC),
          Number("过滤", "sigma-to-zero", "noisy, eps=0.0001, add, zero-std filter", ACC)),
-        title="DAPO 的动态采样过滤（丢弃奖励全相同的组）有帮助"),
+        title="只丢弃奖励全相同的组、不补充 batch（DAPO 动态采样的过滤部分）有帮助"),
+    "dapo-refill": ClaimZh(
+        "DAPO 的动态采样：丢弃奖励全相同的组，再从新抽的 prompt 中采样，用有奖励差异的组补满 batch（每步最多多抽 4 批）。"
+        "在同样的步数下与不做动态采样比较后期准确率，并记下多采了多少回答。成立：在某些设置下更好、且没有设置更差；有好有坏为部分成立。",
+        (Number("弱参考策略，奖励全相同的组", "sigma-to-zero", "weak reference, exact, eps=0.0001, add", "frac_reward_zero_std", percent=True),
+         Number("不做动态采样", "sigma-to-zero", "weak reference, exact, eps=0.0001, add", ACC),
+         Number("动态采样", "sigma-to-zero", "weak reference, exact, eps=0.0001, add, dynamic sampling", ACC),
+         Number("采样的回答数（不做）", "sigma-to-zero", "weak reference, exact, eps=0.0001, add", "samples"),
+         Number("（动态采样）", "sigma-to-zero", "weak reference, exact, eps=0.0001, add, dynamic sampling", "samples")),
+        title="DAPO 的动态采样（多采样，用有奖励差异的组补满 batch）有帮助"),
     "batch-blowup": ClaimZh(
         "测量 batch（prompt 数 × G 个回答）变大时反向传播要保存的激活内存和每步耗时，以及梯度累积（micro-batch）后的梯度与内存。"
         "成立：内存随回答数近似线性增长，累积后梯度不变（相对差 < 1e-4），且 micro-batch 的内存不到整批的一半。",
@@ -214,8 +226,9 @@ CLAIMS_ZH = {
         "“快 30%”是卡片中 7B 模型做数学任务的经验，这里只能检验方向。",
         (Number("达标回答数 GRPO", "grpo-vs-ppo", GRPO, "samples_to_target"), Number("PPO", "grpo-vs-ppo", PPO, "samples_to_target"))),
     "log-returns": ClaimZh(
-        "prompt 数固定时，比较 G = 4、16、64 的后期准确率。成立：4 → 16 明显提升，且 16 → 64 的提升更小（边际递减）；只满足其一为部分成立。"
-        "注意 G 越大每步样本越多；相同样本下的结论见 [g-at-least-8]。",
+        "检验形状：对数关系意味着每翻一倍 G 提升相同，所以 4 → 16 与 16 → 64（各翻两倍）的提升应在噪声内相等；饱和则意味着提升逐渐消失。"
+        "prompt 数固定时比较 G = 4、16、64 的后期准确率。成立：两段提升都明显且相等（对数）；4 → 16 明显而 16 → 64 在噪声内为零（饱和），"
+        "或后段提升更小但仍为正，为部分成立。注意 G 越大每步样本越多；相同样本下的结论见 [g-at-least-8]。",
         (Number("G = 4", "group-size", "equal prompts, G=4", ACC), Number("G = 16", "group-size", "equal prompts, G=16", ACC),
          Number("G = 64", "group-size", "equal prompts, G=64", ACC))),
     "two-grpo": ClaimZh(
@@ -228,10 +241,37 @@ CLAIMS_ZH = {
 }
 
 
+# "in plain words" for the claims the drill explains in Chinese: what the numbers mean, whatever the
+# verdict (claims.md's English explanations are written from the numbers; these say the mechanism)
+PLAIN_ZH = {
+    "offset": "减去组内均值后，优势里根本看不到全局偏移，所以加不加偏移结果一样；不减基线时，每个采样到的回答不论对错都被往上推，"
+              "只有对错之间的微小差别带信息，偏移越大噪声越大。",
+    "scale": "只减均值时，难题奖励缩小 10 倍，它们的优势也缩小 10 倍，难题学得更少；除以 σ 把这个倍数除掉了，难题和易题重新站在同一尺度上。",
+    "variance": "原始方差不是合适的尺度：z-score 后优势是单位尺度，梯度本身更大，方差自然更大。该看的是信噪比和与真实梯度的夹角；"
+                "除以 σ 主要是按 prompt 重新加权，而不是去掉噪声。",
+    "g-at-least-8": "在回答总数相同时，小 G 意味着更多不同的 prompt；本任务一批梯度的噪声主要来自抽到了哪些 prompt，所以小 G 不一定吃亏。",
+    "small-g-noisy": "G = 2 的组要么两个回答一样（优势为 0，没有信号也没有噪声），要么一对一错（优势 ±0.71，干净的成对比较）："
+                     "它的问题不是“被噪声主导”，而是很多组根本没有信号。",
+    "g4-oscillates": "看的是留出集准确率从此前最好值跌下的最大幅度；训练奖励的逐步抖动在 prompt 数相同时本来就会随 G 变小而变大（每步评分的回答更少）。",
+    "sigma-explodes": "在精确算术下，G 个数的 z-score 有上界 (G-1)/√G，不会爆炸到无穷大；真正出问题的是 ε = 0 时全相同的组得到 0/0，"
+                      "以及奖励只差一点噪声时，噪声被放大成满幅的优势。如果有运行超过上界，那来自 float32 舍入：ε 小于 float32 的精度时，它起不到保护作用。",
+    "epsilon": "任何 ε > 0 都能把 0/0 变成 0；但 ε 远小于奖励噪声时，噪声照样被放大。ε 要高于奖励的无意义抖动才有用。",
+    "dapo-filter": "只丢弃奖励全相同的组而不补充时，ε > 0 下这些组的优势本来就是 0，丢掉它们只改变损失的归一化；带噪奖励下几乎没有组恰好全相同。",
+    "dapo-refill": "动态采样让每一步都在满 batch 的“有信号”组上训练，代价是多采样的回答；被丢的组越多（弱策略，或训练后期几乎全对），要补的越多。",
+    "batch-blowup": "一步的 batch 是 prompt 数 × G 个回答，反向传播要保存的激活随之成比例增长；梯度累积把它分成小块，梯度不变，内存只取决于小块，但每步更慢。",
+    "g2-usable": "“差”要看怎么比：同样的步数下，G = 2 每步的样本只有 G = 8 的四分之一；把同样的样本数给 G = 2（更多 prompt）再比，才是公平的比较（见关键数字）。",
+    "g2-ema": "EMA 基线是过去奖励的滑动平均，不依赖本组；一对回答都对或都错时，组内基线给 0，EMA 基线仍给出非零优势。",
+    "g2-kl": "KL 惩罚把策略拉向参考策略：更稳，但同样的步数内学得更少，所以它不一定提高准确率。",
+    "g2-lr": "更小的学习率让每一步更小：曲线更平稳，但同样的步数内走得更短。",
+    "std-essential": "σ 统一尺度的作用只在不同 prompt 的奖励尺度不同时才用得上；同一个 0/1 奖励下，它主要是按难度重新加权（见 [difficulty]）。",
+    "difficulty": "除以 σ 相当于给每个 prompt 的梯度乘上 1/σ，几乎全对或几乎全错的 prompt σ 最小、权重最大；这个机制是真的，但它对准确率的影响要看任务。",
+    "log-returns": "对数关系意味着 G 每翻一倍提升相同；如果后面的翻倍几乎不再提升，那是饱和，不是对数。注意 G 越大每步样本越多。",
+    "two-grpo": "G = 2 是一对回答之间的比较，接近 DPO 的偏好对；“12.5% 的回答”有两种预算读法：同样的 prompt 数和步数，或 8 倍 prompt、1/8 步数。",
+}
+
+
 def results_folder():
     """data/results/, or the folder named by GRPO_LAB_RESULTS_DIR."""
-    from pathlib import Path
-
     from .course import RESULTS_DIR_ENV
     from .experiments.runner import RESULTS_DIR
 
@@ -254,6 +294,43 @@ def cached_results() -> dict:
     return available_results(results_folder())
 
 
+def results_sources(results: dict | None = None) -> list[str]:
+    """One line per result the drill reads: its folder, whether it is a --fast run, when and by which command it was made."""
+    results = cached_results() if results is None else results
+    folder = results_folder()
+    return [f"{name}: {folder / (name + '.json')} ({'fast' if result.get('fast') else 'full'} run, {result.get('created', '?')}): "
+            f"`{result.get('command', '?')}`" for name, result in results.items()]
+
+
+def answer_experiments() -> list[str]:
+    """The experiments whose numbers the model answers quote."""
+    from .drill_answers import ANSWERS
+
+    return list(dict.fromkeys(number.experiment for sentences in ANSWERS.values() for sentence in sentences for number in sentence.numbers))
+
+
+def rerun_fast(experiments: list[str] | None = None, folder: str | os.PathLike | None = None, workers: int = 2) -> Path:
+    """Re-run the --fast variants of ``experiments`` (default: those the model answers quote) into
+    ``folder`` (default: a new temporary folder), write claims.md there, and point the drill at it
+    (GRPO_LAB_RESULTS_DIR), so that every number the drill prints afterwards is one you produced.
+    Fast grids have fewer cells and seeds: numbers of cells they lack print as '?' or 'no data'."""
+    import tempfile
+
+    from .course import RESULTS_DIR_ENV
+    from .experiments.claims import write_claims
+    from .experiments.runner import check_name, run_experiment, write_result
+
+    names = list(experiments) if experiments is not None else answer_experiments()
+    for name in names:
+        check_name(name)
+    target = Path(folder) if folder is not None else Path(tempfile.mkdtemp(prefix="grpo-lab-results-"))
+    for name in names:
+        write_result(name, run_experiment(name, fast=True, workers=workers), target)
+    write_claims(directory=target)
+    os.environ[RESULTS_DIR_ENV] = str(target)
+    return target
+
+
 def findings(keys: list[str] | None = None, results: dict | None = None) -> list[tuple]:
     """(claim, finding) for the claims with these keys (all when None), in the order given, from
     ``results`` (default: the cached results)."""
@@ -267,14 +344,15 @@ def findings(keys: list[str] | None = None, results: dict | None = None) -> list
     return [(by_key[key], evaluate_claim(by_key[key], results)) for key in (keys or list(by_key))]
 
 
-def quoted_number(number: Number, results: dict) -> str:
-    """'label：mean ± std (n=seeds)', read from the result files; '无数据' where the result lacks it."""
+def quoted_number(number: Number, results: dict, language: str = "zh") -> str:
+    """'label：mean ± std (n=seeds)', read from the result files; '无数据' ('no data') where the result lacks it."""
     from .experiments.claims import fmt, stat
 
+    label, colon, missing = (number.english or number.label, ": ", "no data in this result") if language == "en" else (number.label, "：", "无数据")
     try:
-        return f"{number.label}：{fmt(stat(results, number.experiment, number.cell, number.metric), percent=number.percent)}"
+        return f"{label}{colon}{fmt(stat(results, number.experiment, number.cell, number.metric), percent=number.percent)}"
     except KeyError:
-        return f"{number.label}：无数据"
+        return f"{label}{colon}{missing}"
 
 
 def print_findings(keys: list[str] | None = None, language: str = "en") -> None:
@@ -304,6 +382,37 @@ def print_findings(keys: list[str] | None = None, language: str = "en") -> None:
             print("    还没有结果：运行 " + "；".join(f"`python -m grpo_lab sweep {name}`" for name in missing))
         else:
             print("    关键数字：" + "；".join(quoted_number(number, results) for number in chinese.numbers))
+        if claim.key in PLAIN_ZH:
+            print(f"    通俗地说：{PLAIN_ZH[claim.key]}")
+
+
+def claims_audit_zh(results: dict | None = None) -> str:
+    """The claims audit in Chinese, as markdown: for every claim of the card (and of the literature),
+    its verdict, the notebook that teaches it, how it is tested, its key numbers and the command that
+    regenerates them, from the same result files as claims.md."""
+    results = cached_results() if results is None else results
+    lines = ["| # | 论断 | 实验 | 结论 |", "|---|---|---|---|"]
+    sections = []
+    for index, (claim, finding) in enumerate(findings(None, results), 1):
+        chinese = CLAIMS_ZH[claim.key]
+        title = chinese.title or claim.card
+        experiments = "、".join(f"`{name}`" for name in claim.experiments) or "—"
+        lines.append(f"| {index} | {title}（{claim.key}） | {experiments} | **{VERDICTS_ZH[finding.verdict]}** |")
+        body = [f"### {index}. {title}\n", f"*结论：* **{VERDICTS_ZH[finding.verdict]}**；*对应笔记本：* {CLAIM_NOTEBOOKS.get(claim.key, '-')}  "]
+        if claim.evaluate is None:
+            body.append(f"*为什么不测：* {chinese.how}")
+        else:
+            body.append(f"*怎么检验：* {chinese.how}  ")
+            missing = [name for name in claim.experiments if name not in results]
+            if missing:
+                body.append("*还没有结果：* 运行 " + "；".join(f"`python -m grpo_lab sweep {name}`" for name in missing))
+            else:
+                body.append("*关键数字：* " + "；".join(quoted_number(number, results) for number in chinese.numbers) + "  ")
+                body.append("*重新生成：* " + "；".join(f"`{results[name]['command']}`" for name in claim.experiments) + "  ")
+            if claim.key in PLAIN_ZH:
+                body.append(f"*通俗地说：* {PLAIN_ZH[claim.key]}")
+        sections.append("\n".join(body))
+    return "\n".join(lines) + "\n\n" + "\n\n".join(sections) + "\n"
 
 
 def question(prompt: str, options: list[str], answer: int, why: list[str], source: str):

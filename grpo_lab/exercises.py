@@ -21,6 +21,7 @@ from .critic import gae
 from .trainer import kl_k3
 
 PASS, FAIL, NOT_ATTEMPTED, RECORDED = "PASS", "FAIL", "NOT ATTEMPTED", "PREDICTION RECORDED"
+PREDICTION_RTOL = 0.02  # a number worked out by hand may be rounded to two significant digits
 SOLUTIONS_DIR = "notebooks/solutions"
 
 
@@ -128,10 +129,198 @@ def check_largest_zscore(prediction: float | None, group_size: int = 8) -> None:
     rewards[0, 0] = 1.0
     measured = float(compute_advantages(rewards, "zscore", std_eps=0.0).abs().max())
     exact = largest_zscore(group_size)
-    if abs(float(prediction) - exact) <= 0.01 * exact:
+    if abs(float(prediction) - exact) <= PREDICTION_RTOL * exact:  # 2.5 (two significant digits) passes, 2.4 does not
         return verdict(exercise, PASS, f"for G={group_size} the bound is (G-1)/sqrt(G) = {exact:.4f} (the library gives {measured:.4f} for one 1 among 0s)")
     return verdict(exercise, FAIL, f"you predicted {float(prediction):.4g}; one 1 among {group_size - 1} zeros already gives {measured:.4f}. "
                    "Hint: the extreme group is one 1 among G-1 zeros: its mean is 1/G and its Bessel std is 1/sqrt(G); work out (1 - 1/G) / std")
+
+
+# --- exercise 02: the whole GRPO loss ----------------------------------------------------------------------
+
+LOSS_HINTS = {
+    "advantages": "A = (r - mean of its group) / (std + std_eps), with torch.std's Bessel correction (std_ddof=1), one group per row",
+    "per_token": "per token: -min(ratio * A, clip(ratio, 1 - clip_eps, 1 + clip_eps) * A) + kl_coef * k3, with "
+                 "ratio = exp(logprobs - old_logprobs) and each answer's A on every one of its tokens",
+    "loss": "seq_mean: each answer's mean over its own tokens (mask), then the mean over answers; token_mean: the sum over "
+            "all answer tokens / their number; token_sum_norm: the token sum / (answers x La)",
+}
+# (what the case tests, the options that differ from the defaults, which inputs: rewards and whether pi_old is stale,
+#  the hint for the piece it tests)
+LOSS_CASES = (
+    ("0/1 rewards, Bessel's std, eps added", {"kl_coef": 0.0}, ("binary", False), ("advantages", LOSS_HINTS["advantages"])),
+    ("a group of equal rewards", {"kl_coef": 0.0}, ("with a tied group", False),
+     ("advantages", "a group whose rewards are all equal has std 0: (r - mean) / (0 + std_eps) must be exactly 0, not 0/0")),
+    ("partial credit, population std", {"std_ddof": 0, "kl_coef": 0.0}, ("partial credit", False),
+     ("advantages", "std_ddof=0 divides the variance by G, std_ddof=1 by G - 1: torch.std(..., correction=std_ddof)")),
+    ("partial credit, batch std", {"std_scope": "batch", "kl_coef": 0.0}, ("partial credit", False),
+     ("advantages", "std_scope='batch': centre by each group's own mean, but divide by ONE std of all P*G rewards")),
+    ("ratio 1 (old_logprobs = logprobs), no KL", {"kl_coef": 0.0}, ("binary", False),
+     ("per_token", "with old_logprobs equal to logprobs the ratio is 1 and the per-token loss is just -A on the answer's tokens")),
+    ("a stale sampler (ratios leave the clip range), no KL", {"kl_coef": 0.0}, ("binary", True),
+     ("per_token", "ratio = exp(logprobs - old_logprobs); take the min of ratio * A and clip(ratio, 1 - clip_eps, 1 + clip_eps) * A, "
+                   "then negate (a loss is minimised)")),
+    ("a stale sampler, with the k3 KL", {"kl_coef": 0.04}, ("binary", True),
+     ("per_token", "add kl_coef * k3 with k3 = exp(ref_logprobs - logprobs) - (ref_logprobs - logprobs) - 1")),
+    ("aggregation seq_mean (GRPO)", {"loss_agg": "seq_mean"}, ("binary", True), ("loss", LOSS_HINTS["loss"])),
+    ("aggregation token_mean (DAPO)", {"loss_agg": "token_mean"}, ("binary", True), ("loss", LOSS_HINTS["loss"])),
+    ("aggregation token_sum_norm (Dr. GRPO)", {"loss_agg": "token_sum_norm"}, ("binary", True), ("loss", LOSS_HINTS["loss"])),
+)
+PIECES = {"advantages": "advantages", "per_token": "per-token loss", "loss": "aggregated loss"}
+LOSS_DEFAULTS = {"std_eps": 1e-4, "std_ddof": 1, "std_scope": "group", "clip_eps": 0.2, "kl_coef": 0.04, "loss_agg": "seq_mean"}
+
+
+def loss_batch(prompts_per_step: int = 4, group_size: int = 4, seed: int = 0) -> dict:
+    """A real batch for the loss exercise: answers sampled from a slightly perturbed reference policy,
+    their log-probs under it (``logprobs``), under the reference (``ref_logprobs``) and under a
+    stale sampler (``stale_logprobs``, so that ratios leave the clip range), three kinds of rewards
+    [P, G] and the mask [P*G, La]; responses are grouped by prompt (row p*G + i)."""
+    from .policy import load_reference_policy, sample, token_logprobs
+    from .task import ProblemSampler, Task
+
+    generator = torch.Generator().manual_seed(seed)
+    task = Task.parse("2d+")
+    policy, reference = load_reference_policy("default"), load_reference_policy("default")
+    with torch.no_grad():
+        for parameter in policy.parameters():
+            parameter.add_(0.05 * torch.randn(parameter.shape, generator=generator))
+        prompts = ProblemSampler(task, seed).sample(prompts_per_step).prompts.repeat_interleave(group_size, dim=0)
+        answers, mask = sample(policy, prompts, task.max_answer_length, 1.0, torch.Generator().manual_seed(seed + 1))
+        logprobs = token_logprobs(policy, prompts, answers)
+        ref_logprobs = token_logprobs(reference, prompts, answers)
+    shape = (prompts_per_step, group_size)
+    binary = (torch.rand(shape, generator=generator) < 0.5).float()
+    binary[0] = torch.tensor([1.0, 0.0] * (group_size // 2) + [1.0] * (group_size % 2))  # at least one mixed group
+    tied = binary.clone()
+    tied[-1] = 1.0
+    return {"policy": policy, "prompts": prompts, "answers": answers, "mask": mask, "logprobs": logprobs, "ref_logprobs": ref_logprobs,
+            "stale_logprobs": logprobs + 0.3 * torch.randn(logprobs.shape, generator=generator),
+            "rewards": {"binary": binary, "with a tied group": tied, "partial credit": torch.rand(shape, generator=generator)}}
+
+
+def reference_grpo_loss(batch: dict, rewards: torch.Tensor, old_logprobs: torch.Tensor, options: dict) -> tuple:
+    """The library's answer: compute_advantages, then the trainer's policy_loss_terms and aggregate."""
+    from .trainer import TrainConfig, aggregate, policy_loss_terms
+
+    advantages = compute_advantages(rewards, "zscore", options["std_eps"], std_scope=options["std_scope"], std_ddof=options["std_ddof"])
+    mask = batch["mask"]
+    config = TrainConfig(clip_eps=options["clip_eps"], kl_coef=options["kl_coef"], loss_agg=options["loss_agg"])
+    with torch.no_grad():
+        per_token, _ = policy_loss_terms(batch["policy"], batch["prompts"], batch["answers"], mask, old_logprobs,
+                                         batch["ref_logprobs"], advantages.reshape(-1, 1) * mask, config)
+        loss = aggregate(per_token, mask, options["loss_agg"], mask.shape[0], float(mask.sum()), mask.shape[1])
+    return advantages, per_token * mask, loss
+
+
+def first_difference(got: torch.Tensor, expected: torch.Tensor) -> str:
+    index = tuple(int(i) for i in torch.nonzero(~torch.isclose(got, expected, atol=1e-5, rtol=1e-4, equal_nan=True))[0])
+    where = f" at index {list(index)}" if index else ""
+    return f"{float(got[index]):.5g}{where}, expected {float(expected[index]):.5g}"
+
+
+def check_grpo_loss(function: Callable) -> None:
+    """Exercise 02: ``function(rewards [P, G], logprobs, old_logprobs, ref_logprobs, mask [P*G, La], **options)``
+    -> (advantages [P, G], per_token [P*G, La], loss []), checked against the trainer on a real batch,
+    piece by piece: the verdict names the first piece that is wrong."""
+    exercise = "02_grpo_loss"
+    batch = loss_batch()
+    for description, changes, (rewards_kind, stale), (piece, hint) in LOSS_CASES:
+        options = {**LOSS_DEFAULTS, **changes}
+        rewards = batch["rewards"][rewards_kind]
+        old_logprobs = batch["stale_logprobs"] if stale else batch["logprobs"]
+        args = (rewards, batch["logprobs"], old_logprobs, batch["ref_logprobs"], batch["mask"])
+        try:
+            got = function(*args, **options)
+        except NotImplementedError:
+            return verdict(exercise, NOT_ATTEMPTED, "the cell above still raises NotImplementedError; replace it with your code")
+        except Exception as error:  # a learner's bug: a verdict, not a traceback
+            return verdict(exercise, FAIL, f"case '{description}' ({options}) raised {type(error).__name__}: {error}")
+        if not isinstance(got, (tuple, list)) or len(got) != 3:
+            return verdict(exercise, FAIL, "return three things: (advantages [P, G], per_token [P*G, La], loss, a number)")
+        expected = reference_grpo_loss(batch, rewards, old_logprobs, options)
+        for name, mine, theirs in zip(("advantages", "per_token", "loss"), got, expected):
+            mine = torch.as_tensor(mine, dtype=theirs.dtype).detach()
+            if name == "per_token" and mine.shape == theirs.shape:
+                mine = mine * batch["mask"]  # padding after the end of an answer does not count
+            if mine.shape != theirs.shape:
+                return verdict(exercise, FAIL, f"case '{description}': {name} has shape {tuple(mine.shape)}, expected {tuple(theirs.shape)}")
+            if not torch.allclose(mine, theirs, atol=1e-5, rtol=1e-4, equal_nan=True):
+                piece_hint = hint if name == piece else LOSS_HINTS[name]
+                shown = f"rewards {format_value(rewards)}; " if name == "advantages" else ""
+                return verdict(exercise, FAIL, f"the first wrong piece is the {PIECES[name]} in case '{description}' "
+                               f"(options {changes or 'the defaults'}; {shown}you give {first_difference(mine, theirs)}). Hint: {piece_hint}")
+    return verdict(exercise, PASS, f"advantages, per-token loss and all three aggregations match the trainer on {len(LOSS_CASES)} cases")
+
+
+# --- exercise 04: the weight z-scoring puts on a prompt -------------------------------------------------------
+
+def zscore_weight_exact(p: float, group_size: int) -> float:
+    """E[z-scored group gradient] / E[mean-centred group gradient] for a prompt answered right with
+    probability p, by enumerating the number k of right answers (0/1 rewards, Bessel's std, eps 1e-4)."""
+    from math import comb
+
+    totals = {"zscore": 0.0, "mean": 0.0}
+    for k in range(group_size + 1):
+        rewards = torch.tensor([[1.0] * k + [0.0] * (group_size - k)])
+        for baseline in totals:
+            advantages = compute_advantages(rewards, baseline, std_eps=1e-4)[0]
+            totals[baseline] += comb(group_size, k) * p**k * (1 - p) ** (group_size - k) * float((advantages * (rewards[0] - p)).mean())
+    return totals["zscore"] / totals["mean"]
+
+
+def check_zscore_weight(function: Callable[[float], float]) -> None:
+    """Exercise 04: ``function(p)`` -> the weight z-scoring gives a prompt with success rate p, relative to
+    mean-centring, for large G; checked against the exact expectation at G = 256 (within 3%)."""
+    exercise, group_size = "04_zscore_weight", 256
+    for p in (0.5, 0.2, 0.9, 0.05):
+        got, ok = call_learner(exercise, function, p)
+        if not ok:
+            return
+        expected = zscore_weight_exact(p, group_size)
+        try:
+            value = float(got)
+        except (TypeError, ValueError):
+            return verdict(exercise, FAIL, f"for p={p} you return {got!r}, which is not a number")
+        if not abs(value - expected) <= 0.03 * expected:
+            return verdict(exercise, FAIL, f"for p={p} you return {value:.4g}; the exact expectation at G={group_size} is {expected:.4g}. "
+                           "Hint: for large G the group's std is close to the Bernoulli std sqrt(p (1 - p)), and z-scoring is "
+                           "mean-centring divided by it")
+    return verdict(exercise, PASS, f"matches the exact expectation at G={group_size} for p = 0.05, 0.2, 0.5, 0.9 "
+                   f"(p=0.05 weighs {zscore_weight_exact(0.05, group_size) / zscore_weight_exact(0.5, group_size):.2f}x a balanced prompt)")
+
+
+# --- exercise 05: the EMA baseline ----------------------------------------------------------------------------
+
+def check_ema_baseline(function: Callable[[list, float], list]) -> None:
+    """Exercise 05: ``function(reward_batches, decay)``: a list of [P, G] reward tensors, one per step ->
+    the list of advantages the EMA baseline gives at each step (the trainer's ``EMABaseline``)."""
+    from .advantages import EMABaseline
+
+    def reference(batches: list, decay: float) -> list:
+        ema, out = EMABaseline(decay), []
+        for rewards in batches:
+            out.append(compute_advantages(rewards, "ema", ema_value=ema.current(rewards)))
+            ema.update(rewards)
+        return out
+
+    generator = torch.Generator().manual_seed(3)
+    cases = [([torch.tensor([[1.0, 0.0]]), torch.tensor([[1.0, 1.0]]), torch.tensor([[0.0, 0.0]])], 0.9),
+             ([(torch.rand(4, 2, generator=generator) < 0.6).float() for _ in range(5)], 0.5),
+             ([torch.rand(2, 3, generator=generator) for _ in range(4)], 0.0)]
+    hint = ("the baseline starts at the first batch's mean; each step uses the current b (A = r - b) and only then updates "
+            "b <- decay * b + (1 - decay) * mean of this batch")
+    for batches, decay in cases:
+        got, ok = call_learner("05_ema_baseline", function, batches, decay)
+        if not ok:
+            return
+        expected = reference(batches, decay)
+        if not isinstance(got, (list, tuple)) or len(got) != len(expected):
+            return verdict("05_ema_baseline", FAIL, f"return one advantage tensor per step ({len(expected)} for this input), got {got!r}")
+        for step, (mine, theirs) in enumerate(zip(got, expected)):
+            mine = torch.as_tensor(mine, dtype=theirs.dtype)
+            if mine.shape != theirs.shape or not torch.allclose(mine, theirs, atol=1e-5):
+                return verdict("05_ema_baseline", FAIL, f"decay={decay}, rewards per step {[format_value(b) for b in batches]}: at step {step} "
+                               f"you return {format_value(mine)}, expected {format_value(theirs)}. Hint: {hint}")
+    return verdict("05_ema_baseline", PASS, f"matches the trainer's EMABaseline on all {len(cases)} reward sequences")
 
 
 def check_gae(function: Callable[[float, torch.Tensor, float], torch.Tensor]) -> None:
@@ -157,3 +346,27 @@ def check_prediction(exercise: str, prediction: str | None, choices: Sequence[st
         return verdict(exercise, FAIL, f"prediction={prediction!r} is not one of the choices {', '.join(map(repr, choices))}")
     outcome = "it matches the measurement" if prediction == measured else f"the measurement says {measured!r}; the next section explains why"
     return verdict(exercise, RECORDED, f"you predicted {prediction!r}: {outcome}. Evidence: {evidence}")
+
+
+def check_run_prediction(exercise: str, prediction: str | None, configs: dict, metric: str, summary: str = "mean",
+                         tolerance: float = 0.0, same: str = "about the same") -> None:
+    """The lab's predict-then-run exercises (notebook 03), headless: train each of the two ``configs``
+    ({label: TrainConfig}), summarise ``metric`` over each run (``mean`` over the steps that log it,
+    or its ``last`` value) and record the prediction against which label came out higher (``same``
+    when they are within ``tolerance``)."""
+    from .trainer import train
+
+    if len(configs) != 2:
+        raise ValueError(f"configs has {len(configs)} runs: give exactly two, {{label: TrainConfig}}")
+    values = {}
+    for label, config in configs.items():
+        result = train(config)
+        series = [record[metric] for record in result.history if record.get(metric) is not None]
+        if result.status == "failed" or not series:
+            return verdict(exercise, FAIL, f"the run {label!r} did not produce {metric!r} ({result.status}: {result.message})")
+        values[label] = series[-1] if summary == "last" else sum(series) / len(series)
+    (first, a), (second, b) = values.items()
+    measured = same if abs(a - b) <= tolerance else first if a > b else second
+    steps = next(iter(configs.values())).steps
+    evidence = f"{metric} ({summary} over a {steps}-step run, seed {next(iter(configs.values())).seed}): {first} {a:.3g}, {second} {b:.3g}"
+    return check_prediction(exercise, prediction, (first, second, same), measured, evidence)

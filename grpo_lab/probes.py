@@ -8,9 +8,12 @@ of its covariance (summed over the parameters k, sample variance with Bessel's c
 from 2 to P gives an unbiased estimate of the same number: more chunks make it less noisy and cost
 more backward passes. The experiments use one chunk per group (K = P); the trainer's probe uses
 about 4 chunks (``trainer.probe_chunks``), which costs 4 small backward passes instead of P.
-Its signal-to-noise ratio is ``grad_snr = ||g_hat||^2 / grad_var``: above 1, a step points mostly
-where the expected gradient points; below 1, it is mostly noise. Both are measured on the same
-batch the step trains on, before the update, at ``probe_every`` steps.
+Its signal-to-noise ratio is ``grad_snr = ||g_hat||^2 / grad_var``. It includes the noise floor:
+E||g_hat||^2 = ||E g||^2 + grad_var, so pure noise reads about 1, and a step points mostly where the
+expected gradient points only when grad_snr is well above 1. The variance experiment reports
+``net_snr`` instead, with the noise's share subtracted, (||g_hat||^2 - grad_var) / grad_var: pure
+noise reads 0, and on average grad_snr = net_snr + 1. Both are measured on the same batch the step
+trains on, before the update, at ``probe_every`` steps.
 """
 
 from __future__ import annotations

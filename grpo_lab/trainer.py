@@ -2,6 +2,8 @@
 
 One step (P prompts, G responses each, B = P*G):
 1. sample P problems and G answers per problem from the current policy        -> [B, La]
+   (with ``dynamic_sampling_batches``, DAPO: keep the groups whose rewards differ and refill the
+   batch from further draws of P problems)
 2. score them with the (possibly distorted) reward model                       -> rewards [P, G]
 3. turn rewards into advantages with the chosen baseline                       -> [P, G] or [B, La]
 4. for ``inner_epochs`` passes, in micro-batches: the clipped-ratio policy-gradient loss plus
@@ -77,7 +79,8 @@ class TrainConfig:
     reward_noise: float = 0.0  # std of Gaussian noise added to every reward
     hard_reward_scale: float = 1.0  # extra scale on the rewards of 'hard' problems (task.is_hard: a carry): per-prompt scale differences
     loss_agg: str = "seq_mean"  # seq_mean (GRPO) | token_mean (DAPO) | token_sum_norm (Dr. GRPO)
-    skip_zero_std_groups: bool = False  # drop groups whose rewards are all equal (DAPO's dynamic-sampling filter)
+    skip_zero_std_groups: bool = False  # drop groups whose rewards are all equal, without refilling (the filter half of DAPO's dynamic sampling)
+    dynamic_sampling_batches: int = 0  # DAPO's dynamic sampling: sample up to this many extra batches of P prompts and refill the batch with groups whose rewards differ (0 = off)
     micro_batch_size: int = 0  # responses per backward pass (gradient accumulation); 0 = the whole batch
     gae_lambda: float = 0.95  # GAE's lambda for baseline='critic' (gamma is 1: one reward per response)
     eval_every: int = 10  # steps between greedy evaluations on the held-out set (0: only first and last)
@@ -142,6 +145,8 @@ class TrainConfig:
             ("loss_agg", *one_of(LOSS_AGGREGATIONS)),
             ("skip_zero_std_groups", lambda value: True, "must be True or False"),
             ("micro_batch_size", lambda value: value >= 0, "must be an integer >= 0 (0 = the whole batch)"),
+            ("dynamic_sampling_batches", lambda value: 0 <= value <= 64 and (value == 0 or self.group_size >= 2 and self.baseline != "critic"),
+             "must be an integer from 0 (off) to 64, and needs groups (group_size >= 2, not baseline='critic')"),
             ("gae_lambda", lambda value: 0 <= value <= 1, "must be in [0, 1]"),
             ("eval_every", lambda value: value >= 0, "must be an integer >= 0"),
             ("probe_every", lambda value: value >= 0, "must be an integer >= 0"),
@@ -413,7 +418,7 @@ def train(config: TrainConfig, on_step: Callable[[dict], None] | None = None, st
         except NonFiniteError as error:
             result.status, result.message = "failed", f"stopped at step {step}: {error}"
             break
-        samples += config.prompts_per_step * config.group_size
+        samples += record["responses_sampled"]
         batch = record.pop("batch")  # raw tensors stay out of the history
         if on_batch is not None:
             on_batch({"step": step, **batch})
@@ -425,26 +430,63 @@ def train(config: TrainConfig, on_step: Callable[[dict], None] | None = None, st
     return result
 
 
+def sample_groups(config, problems, reward_model, policy, sampling_generator, max_len, device) -> dict:
+    """Draw P prompts, sample G answers to each and score them: {"prompts" [P*G, Lp], "answers",
+    "mask" [P*G, max_len], "rewards" [P, G], "correct" [P*G]}; groups are contiguous rows."""
+    P, G = config.prompts_per_step, config.group_size
+    batch = problems.sample(P)
+    prompts = batch.prompts.repeat_interleave(G, dim=0).to(device)
+    answers, mask = sample(policy, prompts, max_len, config.temperature, sampling_generator)
+    flat_rewards, correct = reward_model([decode(row) for row in answers.cpu().tolist()], [a for a in batch.answers for _ in range(G)])
+    if config.hard_reward_scale != 1.0:
+        flat_rewards = torch.where(batch.hard.repeat_interleave(G), flat_rewards * config.hard_reward_scale, flat_rewards)
+    return {"prompts": prompts, "answers": answers, "mask": mask, "rewards": flat_rewards.view(P, G), "correct": correct}
+
+
+def dynamic_sampling(config, problems, reward_model, policy, sampling_generator, max_len, device) -> tuple[dict, dict]:
+    """DAPO's dynamic sampling: keep only groups whose rewards differ, and sample further batches of
+    P prompts (at most ``dynamic_sampling_batches`` more) until P such groups are found; the batch
+    is then cut to P groups (fewer if the draws ran out). Returns (the kept groups, as in
+    ``sample_groups``, and every sampled group's rewards, for the statistics of what was sampled)."""
+    P, G = config.prompts_per_step, config.group_size
+    kept, sampled = [], []
+    for _ in range(1 + config.dynamic_sampling_batches):
+        groups = sample_groups(config, problems, reward_model, policy, sampling_generator, max_len, device)
+        sampled.append(groups)
+        spread = groups["rewards"].std(dim=1, correction=0) > 0
+        rows = spread.repeat_interleave(G)
+        kept.append({key: value[spread] if key == "rewards" else value[rows] for key, value in groups.items()})
+        if sum(len(k["rewards"]) for k in kept) >= P:
+            break
+    batch = {key: torch.cat([k[key] for k in kept])[: P * (G if key != "rewards" else 1)] for key in kept[0]}
+    return batch, {key: torch.cat([groups[key] for groups in sampled]) for key in ("rewards", "correct")}
+
+
 def train_step(config, task, policy, reference, value_model, optimizer, value_optimizer, critic_shuffle, problems,
                reward_model, ema, sampling_generator, parameters, max_len, device, step) -> dict:
     """One GRPO step (see the module docstring); returns its metrics."""
-    P, G = config.prompts_per_step, config.group_size
-    batch = problems.sample(P)
-    prompts = batch.prompts.repeat_interleave(G, dim=0).to(device)  # [B, Lp], groups are contiguous
-    answers_text = [a for a in batch.answers for _ in range(G)]
-    answers, mask = sample(policy, prompts, max_len, config.temperature, sampling_generator)  # [B, La]
-    longest = int(mask.sum(dim=1).max())  # columns after every answer's end carry nothing: drop them
-    answers, mask = answers[:, :longest], mask[:, :longest]
-    responses = [decode(row) for row in answers.cpu().tolist()]
-    flat_rewards, correct = reward_model(responses, answers_text)
-    if config.hard_reward_scale != 1.0:
-        flat_rewards = torch.where(batch.hard.repeat_interleave(G), flat_rewards * config.hard_reward_scale, flat_rewards)
-    rewards = flat_rewards.view(P, G)
-    record: dict = {"step": step, "reward": float(rewards.mean()), "accuracy": float(correct.mean())}
+    G = config.group_size
+    if config.dynamic_sampling_batches:
+        groups, sampled = dynamic_sampling(config, problems, reward_model, policy, sampling_generator, max_len, device)
+    else:
+        groups = sample_groups(config, problems, reward_model, policy, sampling_generator, max_len, device)
+        sampled = groups
+    prompts, rewards = groups["prompts"], groups["rewards"]
+    P = rewards.shape[0]  # the prompts trained on (dynamic sampling may find fewer than prompts_per_step)
+    flat_rewards = rewards.reshape(-1)
+    longest = int(groups["mask"].sum(dim=1).max()) if P else 1  # columns after every answer's end carry nothing: drop them
+    answers, mask = groups["answers"][:, :longest], groups["mask"][:, :longest]
+    # reward, accuracy and the share of tied groups describe everything sampled this step
+    record: dict = {"step": step, "reward": float(sampled["rewards"].mean()), "accuracy": float(sampled["correct"].float().mean()),
+                    "responses_sampled": sampled["rewards"].numel()}
     if G > 1:
-        group_std = rewards.std(dim=1, correction=0)
-        record["reward_std"] = float(rewards.std(dim=1).mean())
+        group_std = sampled["rewards"].std(dim=1, correction=0)
+        record["reward_std"] = float(sampled["rewards"].std(dim=1).mean())
         record["frac_reward_zero_std"] = float((group_std == 0).float().mean())
+    if P == 0:  # dynamic sampling found no group with a reward spread in any draw: nothing to learn from
+        record.update(adv_abs_max=0.0, groups_used=0, loss=0.0, grad_norm=0.0, clip_ratio=0.0,
+                      batch={"rewards": rewards.cpu(), "advantages": rewards.cpu()})
+        return record
 
     with torch.no_grad():
         # with one pass over the batch the sampling policy *is* the current one: the ratio is

@@ -92,6 +92,7 @@ def test_knobs_map_to_grpo_config(bridge, changes, expected):
     ({"std_ddof": 0}, "std_ddof"),
     ({"eps_mode": "clamp"}, "eps_mode"),
     ({"skip_zero_std_groups": True}, "skip_zero_std_groups"),
+    ({"dynamic_sampling_batches": 4}, "dynamic_sampling_batches"),
     ({"micro_batch_size": 48}, "micro_batch_size"),
 ])
 def test_unmapped_knobs_raise_one_line_naming_the_knob(bridge, changes, knob):
@@ -104,7 +105,7 @@ def test_unmapped_knobs_raise_one_line_naming_the_knob(bridge, changes, knob):
 def test_every_unmapped_entry_is_reachable(bridge):
     """Each row of the documented UNMAPPED table is hit by the configs of the test above."""
     knobs = {entry.knob for entry in bridge.UNMAPPED}
-    assert knobs == {"baseline", "std_eps", "std_ddof", "eps_mode", "skip_zero_std_groups", "micro_batch_size"}
+    assert knobs == {"baseline", "std_eps", "std_ddof", "eps_mode", "skip_zero_std_groups", "dynamic_sampling_batches", "micro_batch_size"}
 
 
 def test_every_train_config_knob_is_mapped_or_listed(bridge):

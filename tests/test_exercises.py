@@ -20,6 +20,11 @@ CODE_EXERCISES = {
     "02_k3": (exercises.check_k3, "k3", lambda logprobs, ref_logprobs: logprobs - ref_logprobs),
     "04_zero_std_groups": (exercises.check_zero_std_groups, "zero_std_groups", lambda rewards: rewards.std(dim=1) < 1e-3),
     "05_gae": (exercises.check_gae, "gae_one_response", lambda reward, values, lam: reward - values),
+    "02_grpo_loss": (exercises.check_grpo_loss, "grpo_loss",
+                     lambda rewards, *args, **options: (rewards - rewards.mean(dim=1, keepdim=True), None, None)),
+    "04_zscore_weight": (exercises.check_zscore_weight, "zscore_weight", lambda p: 1 / (p * (1 - p))),
+    "05_ema_baseline": (exercises.check_ema_baseline, "ema_advantages",
+                        lambda batches, decay: [rewards - rewards.mean() for rewards in batches]),
 }
 
 
@@ -29,7 +34,7 @@ def solution(name: str, symbol: str):
     return namespace[symbol]
 
 
-def stub(*_args):
+def stub(*_args, **_options):
     raise NotImplementedError  # what an untouched exercise cell defines
 
 
@@ -65,7 +70,8 @@ def test_a_crashing_answer_fails_without_a_traceback(capsys):
 
 
 def test_largest_zscore_prediction(capsys):
-    for prediction, outcome in ((solution("04_largest_zscore", "largest_zscore_g8"), "PASS"), (1.0, "FAIL"), (None, "NOT ATTEMPTED")):
+    for prediction, outcome in ((solution("04_largest_zscore", "largest_zscore_g8"), "PASS"), (2.47, "PASS"), (2.5, "PASS"),
+                                (2.4, "FAIL"), (1.0, "FAIL"), (None, "NOT ATTEMPTED")):
         exercises.check_largest_zscore(prediction)
         assert f"[04_largest_zscore] {outcome}:" in capsys.readouterr().out
 
@@ -131,3 +137,62 @@ def test_quiz_gives_immediate_feedback_and_keeps_score():
     assert "2 / 2" in quiz.score.value
     with pytest.raises(ValueError, match="language='fr' is not valid"):
         Quiz([], "fr")
+
+
+def grpo_loss_with(**changes):
+    """The worked solution of 02_grpo_loss with one piece replaced by a plausible mistake."""
+    right = solution("02_grpo_loss", "grpo_loss")
+
+    def loss(rewards, logprobs, old_logprobs, ref_logprobs, mask, **options):
+        if "std_ddof" in changes:
+            options = {**options, "std_ddof": changes["std_ddof"]}
+        if changes.get("no_clip"):
+            options = {**options, "clip_eps": 1e9}
+        if changes.get("no_kl"):
+            options = {**options, "kl_coef": 0.0}
+        if "loss_agg" in changes:
+            options = {**options, "loss_agg": changes["loss_agg"]}
+        return right(rewards, logprobs, old_logprobs, ref_logprobs, mask, **options)
+
+    return loss
+
+
+@pytest.mark.parametrize("mistake, piece, case", [
+    ({"std_ddof": 0}, "advantages", "0/1 rewards, Bessel's std, eps added"),
+    ({"no_clip": True}, "per-token loss", "a stale sampler (ratios leave the clip range), no KL"),
+    ({"no_kl": True}, "per-token loss", "a stale sampler, with the k3 KL"),
+    ({"loss_agg": "token_mean"}, "aggregated loss", "a stale sampler (ratios leave the clip range), no KL"),
+])
+def test_the_grpo_loss_checker_names_the_first_wrong_piece(mistake, piece, case, capsys):
+    exercises.check_grpo_loss(grpo_loss_with(**mistake))
+    out = capsys.readouterr().out
+    assert "[02_grpo_loss] FAIL" in out and f"the first wrong piece is the {piece} in case '{case}'" in out and "Hint:" in out
+
+
+def test_the_grpo_loss_checker_asks_for_three_outputs(capsys):
+    exercises.check_grpo_loss(lambda *args, **options: 0.0)
+    assert "return three things" in capsys.readouterr().out
+
+
+def test_the_zscore_weight_is_one_over_the_bernoulli_std_for_large_groups():
+    for p in (0.1, 0.5, 0.8):
+        assert exercises.zscore_weight_exact(p, 256) == pytest.approx(1 / (p * (1 - p)) ** 0.5, rel=0.02)
+    assert exercises.zscore_weight_exact(0.05, 8) < 0.7 * exercises.zscore_weight_exact(0.05, 256)  # small groups flatten it
+
+
+def test_a_lab_prediction_is_compared_with_real_short_runs(capsys):
+    from grpo_lab import TrainConfig
+
+    short = dict(steps=4, eval_every=0, probe_every=0, seed=0)
+    exercises.check_run_prediction("03_x", "G = 16", {"G = 2": TrainConfig(group_size=2, **short), "G = 16": TrainConfig(group_size=16, **short)},
+                                   "frac_reward_zero_std", tolerance=0.02)
+    out = capsys.readouterr().out
+    assert "[03_x] PREDICTION RECORDED: you predicted 'G = 16': the measurement says 'G = 2'" in out and "frac_reward_zero_std" in out
+    with pytest.raises(ValueError, match="configs has 1 runs: give exactly two"):
+        exercises.check_run_prediction("03_x", None, {"a": TrainConfig(**short)}, "reward")
+
+
+@pytest.mark.parametrize("name, symbol", [("03_predict_advantages", "prediction_advantages"), ("03_predict_zero_std", "prediction_zero_std"),
+                                          ("03_predict_eps_zero", "prediction_eps_zero"), ("03_predict_offset", "prediction_offset")])
+def test_the_lab_predictions_have_worked_answers(name, symbol):
+    assert isinstance(solution(name, symbol), str)

@@ -70,7 +70,7 @@ def test_numbers_quoted_in_claims_md_match_the_json(cached):
     text = (RESULTS_DIR / "claims.md").read_text()
     quoted = [("offset-and-scale", "none, offset 5", "late_eval_accuracy"), ("offset-and-scale", "mean, offset 5", "late_eval_accuracy"),
               ("group-size", "equal samples, G=2", "late_eval_accuracy"), ("group-size", "equal prompts, G=16", "late_eval_accuracy"),
-              ("small-group-remedies", "G=2 + EMA baseline", "late_eval_accuracy"), ("variance", "reference, G=8", "snr.zscore")]
+              ("small-group-remedies", "G=2 + EMA baseline", "late_eval_accuracy"), ("variance", "reference, G=8", "net_snr.zscore")]
     for name, label, metric in quoted:
         summary = next(c for c in cached[name]["cells"] if c["label"] == label)["summary"][metric]
         assert fmt(summary) in text, f"{name} / {label} / {metric}: {fmt(summary)} not quoted in claims.md"
@@ -123,7 +123,7 @@ def test_sweep_group_size_fast_writes_result_and_figure_with_a_progress_bar(tmp_
     assert "sweep group-size (fast)" in captured.err and "100%" in captured.err
     result = json.loads((tmp_path / "group-size.json").read_text())
     check_result(result)
-    assert {cell["axes"]["regime"] for cell in result["cells"]} == {"equal prompts", "equal samples"}
+    assert {cell["axes"]["regime"] for cell in result["cells"]} == {"equal prompts", "equal samples", "2-GRPO protocol"}
     assert (tmp_path / "group-size.png").stat().st_size > 10_000
     assert "two_vs_large" in result["derived"]
 
@@ -168,3 +168,18 @@ def test_results_readme_quotes_the_recorded_wall_times(cached):
     assert f"{sum(result['wall_time_s'] for result in cached.values()):.0f} s" in text
     for name, result in cached.items():
         assert f"| `{name}` | {len(result['cells'])} x {result['seeds']} | {result['wall_time_s']:.0f} s |" in text, name
+
+
+def test_a_result_written_before_the_snr_rename_is_read_with_the_new_names(tmp_path):
+    from grpo_lab.experiments.runner import load_result, write_result
+
+    old = json.loads((RESULTS_DIR / "variance.json").read_text())
+    for cell in old["cells"]:  # as the file was written before the rename
+        cell["summary"] = {key.replace("net_snr", "snr"): value for key, value in cell["summary"].items()}
+        for entry in cell["per_seed"]:
+            entry["metrics"] = {key.replace("net_snr", "snr"): value for key, value in entry["metrics"].items()}
+    write_result("variance", old, tmp_path)
+    loaded = load_result("variance", directory=tmp_path)
+    keys = set(loaded["cells"][0]["summary"])
+    assert {"net_snr.zscore", "net_snr_per_1k_responses.zscore"} <= keys and not any(key.startswith("snr") for key in keys)
+    assert loaded["cells"][0]["per_seed"][0]["metrics"]["net_snr.zscore"] == old["cells"][0]["per_seed"][0]["metrics"]["snr.zscore"]

@@ -8,6 +8,7 @@ shape but with fewer steps, cells and seeds, so CI can run all nine.
 
 from __future__ import annotations
 
+import math
 import statistics
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -18,6 +19,7 @@ from .stats import compare
 TARGET_ACCURACY = 0.7  # held-out accuracy that counts as "reached" (the reference starts at 0.51)
 BASELINES = ("none", "mean", "rloo", "zscore", "ema")
 NOISY_REWARD = 1e-3  # std of the simulated reward-model noise of the 'noisy' reward: tiny, as rounding jitter
+DAPO_REFILL_BATCHES = 4  # dynamic sampling: at most this many extra draws of P prompts per step to refill the batch
 
 
 @dataclass(frozen=True)
@@ -78,6 +80,7 @@ def offset_and_scale_grid(fast: bool) -> list[dict]:
 # --- 3. group-size ---------------------------------------------------------------------------------------
 
 EQUAL_PROMPTS, EQUAL_SAMPLES = 8, 128  # prompts per step in one regime, responses per step in the other
+TWO_GRPO_PROTOCOL_LABEL = "2-GRPO protocol: G=2, 8x prompts, 1/8 of the steps"
 
 
 def group_size_grid(fast: bool) -> list[dict]:
@@ -89,6 +92,10 @@ def group_size_grid(fast: bool) -> list[dict]:
             P = prompts if regime == "equal prompts" else samples // G
             cells.append(cell(f"{regime}, G={G}", {"regime": regime, "group_size": G, "prompts_per_step": P},
                               train=training(steps, eval_every=5, group_size=G, prompts_per_step=P), target=TARGET_ACCURACY))
+    # 2-GRPO's reading of "12.5% of the rollouts" as a budget: every prompt visited as often as by G=16,
+    # with 8x the prompts per batch (so a step has G=16's rollouts and a less noisy gradient) and 1/8 of the steps
+    cells.append(cell(TWO_GRPO_PROTOCOL_LABEL, {"regime": "2-GRPO protocol", "group_size": 2, "prompts_per_step": 8 * prompts},
+                      train=training(math.ceil(steps / 8), eval_every=2, group_size=2, prompts_per_step=8 * prompts), target=TARGET_ACCURACY))
     return cells
 
 
@@ -128,6 +135,17 @@ def sigma_to_zero_grid(fast: bool) -> list[dict]:
                                   target=TARGET_ACCURACY, advantage_probe=True))
         cells.append(cell(f"{reward}, eps=0.0001, add, zero-std filter", {"reward": reward, "std_eps": 1e-4, "eps_mode": "add", "filter": True},
                           train=training(steps, skip_zero_std_groups=True, **reward_overrides), target=TARGET_ACCURACY, advantage_probe=True))
+        cells.append(cell(f"{reward}, eps=0.0001, add, dynamic sampling", {"reward": reward, "std_eps": 1e-4, "eps_mode": "add", "filter": "refill"},
+                          train=training(steps, dynamic_sampling_batches=DAPO_REFILL_BATCHES, **reward_overrides), target=TARGET_ACCURACY,
+                          advantage_probe=True))
+    # DAPO's setting: a policy that gets most groups all wrong (the weak reference), where dropping
+    # tied groups leaves few and refilling has the most to find
+    for label, overrides in (("", {}), (", zero-std filter", {"skip_zero_std_groups": True}),
+                             (", dynamic sampling", {"dynamic_sampling_batches": DAPO_REFILL_BATCHES})):
+        cells.append(cell(f"weak reference, exact, eps=0.0001, add{label}",
+                          {"reward": "exact", "std_eps": 1e-4, "eps_mode": "add", "reference": "weak",
+                           "filter": {"": False, ", zero-std filter": True}.get(label, "refill")},
+                          train=training(steps, reference="weak", **overrides), target=TARGET_ACCURACY, advantage_probe=True))
     return cells
 
 

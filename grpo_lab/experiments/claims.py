@@ -25,6 +25,7 @@ from .catalog import (
     PPO_NOISY_LABEL,
     PPO_SMALL_LABEL,
     TARGET_ACCURACY,
+    TWO_GRPO_PROTOCOL_LABEL,
 )
 from .runner import RESULTS_DIR, UnreadableResultError, load_result
 from .stats import compare
@@ -122,12 +123,12 @@ def scales_unified(r: dict) -> Finding:
 
 
 def snr_tally(r: dict, first: str, second: str, min_group_size: int = 2) -> dict:
-    """How often baseline ``first``'s batch SNR is higher / lower / within noise of ``second``'s, over the
+    """How often baseline ``first``'s batch net SNR (noise subtracted) is higher / lower / within noise of ``second``'s, over the
     variance experiment's (policy, G) cells with G >= min_group_size: {"higher": n, "lower": n, "same": n}."""
     tally = {"higher": 0, "lower": 0, "same": 0}
     for cell in r["variance"]["cells"]:
         if cell["axes"]["group_size"] >= min_group_size:
-            tally[compare(stat(r, "variance", cell["label"], f"snr.{first}"), stat(r, "variance", cell["label"], f"snr.{second}"))] += 1
+            tally[compare(stat(r, "variance", cell["label"], f"net_snr.{first}"), stat(r, "variance", cell["label"], f"net_snr.{second}"))] += 1
     return tally
 
 
@@ -146,8 +147,8 @@ def zscore_lowers_variance(r: dict) -> Finding:
     for policy in policies:
         G = 8 if 8 in sizes else sizes[0]
         label = f"{policy}, G={G}"
-        parts.append(f"{policy}, G={G}: SNR zscore {fmt(stat(r, name, label, 'snr.zscore'))} vs mean {fmt(stat(r, name, label, 'snr.mean'))} "
-                     f"vs none {fmt(stat(r, name, label, 'snr.none'))}; raw grad_var zscore {fmt(stat(r, name, label, 'grad_var.zscore'))} "
+        parts.append(f"{policy}, G={G}: net SNR zscore {fmt(stat(r, name, label, 'net_snr.zscore'))} vs mean {fmt(stat(r, name, label, 'net_snr.mean'))} "
+                     f"vs none {fmt(stat(r, name, label, 'net_snr.none'))}; raw grad_var zscore {fmt(stat(r, name, label, 'grad_var.zscore'))} "
                      f"vs mean {fmt(stat(r, name, label, 'grad_var.mean'))}")
     evidence = "; ".join(parts) + f". zscore's SNR against mean's: {counted(by_sigma)} (policy, G ≥ 4) cells; mean's SNR against " \
         f"no baseline's: {counted(by_centring)} (policy, G) cells."
@@ -191,7 +192,8 @@ def group_size_needed(r: dict) -> Finding:
     to = {G: stat(r, name, f"equal samples, G={G}", "samples_to_target") for G in (2, 4, 8)}
     worse = [G for G in (2, 4) if compare(at[G], at[8], SMALL_EFFECT) == "lower"]
     better = [G for G in (2, 4) if compare(at[G], at[8], SMALL_EFFECT) == "higher"]
-    evidence = f"equal samples ({r[name]['cells'][-1]['config']['train']['group_size'] * r[name]['cells'][-1]['config']['train']['prompts_per_step']} " \
+    last = [c for c in r[name]["cells"] if c["axes"]["regime"] == "equal samples"][-1]["config"]["train"]
+    evidence = f"equal samples ({last['group_size'] * last['prompts_per_step']} " \
         "responses per step), late accuracy: " + ", ".join(f"G={G} {fmt(at[G])}" for G in at) + \
         f"; responses to reach {TARGET_ACCURACY:.0%}: " + ", ".join(f"G={G} {fmt(to[G])}" for G in to)
     verdict = HOLDS if len(worse) == 2 else PARTLY if worse else FAILS
@@ -208,7 +210,7 @@ def saturation_note(r: dict) -> str:
     sizes = sorted({c["axes"]["group_size"] for c in r["variance"]["cells"]}) if "variance" in r else []
     if len(sizes) < 3:
         return ""
-    middle, largest = stat(r, "variance", f"reference, G={sizes[-3]}", "snr.zscore"), stat(r, "variance", f"reference, G={sizes[-1]}", "snr.zscore")
+    middle, largest = stat(r, "variance", f"reference, G={sizes[-3]}", "net_snr.zscore"), stat(r, "variance", f"reference, G={sizes[-1]}", "net_snr.zscore")
     if compare(largest, middle) == "higher":
         return ""
     return (f" Why: at the reference policy the SNR of a 16-prompt batch stops growing with G (G={sizes[-3]}: {fmt(middle)}, "
@@ -219,7 +221,7 @@ def small_groups_noisier(r: dict) -> Finding:
     gs, var = "group-size", "variance"
     steps = {G: stat(r, gs, f"equal prompts, G={G}", "steps_to_target") for G in (2, 4, 8)}
     samples = {G: stat(r, gs, f"equal samples, G={G}", "samples_to_target") for G in (2, 4, 8)}
-    snr1k = {G: stat(r, var, f"reference, G={G}", "snr_per_1k_responses.zscore") for G in (2, 4, 8)}
+    snr1k = {G: stat(r, var, f"reference, G={G}", "net_snr_per_1k_responses.zscore") for G in (2, 4, 8)}
     cos = {G: stat(r, var, f"reference, G={G}", "cos_step.zscore") for G in (2, 4, 8)}
     reached = {G: stat(r, gs, f"equal prompts, G={G}", "reached_target") for G in (2, 4, 8)}
     slower_per_step = any(reached[G]["mean"] is not None and reached[G]["mean"] < 1 for G in (2, 4)) or \
@@ -229,7 +231,7 @@ def small_groups_noisier(r: dict) -> Finding:
     evidence = ("equal prompts, steps to reach the target: " + ", ".join(
         f"G={G} {fmt(steps[G])} ({round(reached[G]['mean'] * reached[G]['n'])} of {reached[G]['n']} seeds reached it)" for G in steps)
                 + "; equal samples, responses to reach it: " + ", ".join(f"G={G} {fmt(samples[G])}" for G in samples)
-                + "; at the reference policy, zscore gradient SNR per 1000 responses: " + ", ".join(f"G={G} {fmt(snr1k[G])}" for G in snr1k)
+                + "; at the reference policy, zscore gradient net SNR per 1000 responses: " + ", ".join(f"G={G} {fmt(snr1k[G])}" for G in snr1k)
                 + "; cosine of one batch (16 prompts) to the true gradient: " + ", ".join(f"G={G} {fmt(cos[G])}" for G in cos))
     tied = stat(r, gs, "equal prompts, G=2", "frac_reward_zero_std")
     evidence += f"; share of G=2 groups with all-equal rewards {fmt(tied, percent=True)}"
@@ -577,20 +579,38 @@ def faster_than_ppo(r: dict) -> Finding:
     return Finding(evidence, verdict, explanation)
 
 
+def standard_error(s: dict) -> float:
+    return (s["std"] or 0.0) / math.sqrt(s["n"]) if s["n"] else float("inf")
+
+
 def logarithmic_returns(r: dict) -> Finding:
+    """The shape, not just the order: accuracy logarithmic in G gains the same amount at every
+    doubling, so the gain over the two doublings 16 → 64 equals that over 4 → 16; saturation gains
+    less and less, down to nothing. Decided on late accuracy at equal prompts, with the standard
+    error of (gain 4→16) − (gain 16→64) = 2·acc16 − acc4 − acc64 from the seeds."""
     name = "group-size"
     gains = r[name]["derived"]["gain_per_doubling_equal_prompts"]
     acc = {G: stat(r, name, f"equal prompts, G={G}", ACC) for G in (4, 16, 64)}
     early, late = acc[16]["mean"] - acc[4]["mean"], acc[64]["mean"] - acc[16]["mean"]
+    error = math.sqrt(standard_error(acc[4]) ** 2 + 4 * standard_error(acc[16]) ** 2 + standard_error(acc[64]) ** 2)
+    constant = abs(early - late) <= 2 * error  # the same gain per doubling, within noise
     clear = compare(acc[16], acc[4], SMALL_EFFECT) == "higher"
-    diminishing = late < early
+    still_gaining = compare(acc[64], acc[16], SMALL_EFFECT) == "higher"
     samples = {G: stat(r, name, f"equal samples, G={G}", ACC) for G in (4, 16, 64)}
-    evidence = ("equal prompts, late accuracy: " + ", ".join(f"G={G} {fmt(acc[G])}" for G in acc) + "; gain per doubling: "
+    evidence = ("equal prompts, late accuracy: " + ", ".join(f"G={G} {fmt(acc[G])}" for G in acc)
+                + f"; gain 4→16 {early:+.3f}, 16→64 {late:+.3f} (difference {early - late:+.3f} ± {error:.3f} s.e.); gain per doubling: "
                 + ", ".join(f"{k} {v:+.3f}" for k, v in gains.items()) + "; at equal samples: " + ", ".join(f"G={G} {fmt(samples[G])}" for G in samples))
-    verdict = HOLDS if clear and diminishing else PARTLY if diminishing or clear else FAILS
-    explanation = (f"At a fixed number of prompts per step, going from G=4 to 16 {'helps clearly' if clear else 'does not help beyond noise'} "
-                   f"({early:+.3f}) and 16 to 64 adds {late:+.3f}: {'diminishing returns' if diminishing else 'no sign of diminishing returns'}. "
-                   "But bigger G also means more samples per step; at equal samples the picture is the one in the '≥ 8' row.")
+    if clear and still_gaining and constant:
+        verdict, shape = HOLDS, "logarithmic: each doubling of G adds about the same accuracy"
+    elif clear and not still_gaining:
+        verdict, shape = PARTLY, "saturating, not logarithmic: 4 → 16 helps, 16 → 64 adds nothing beyond noise"
+    elif clear:
+        verdict, shape = PARTLY, "diminishing but still rising: the later doublings add less than the earlier ones"
+    else:
+        verdict, shape = FAILS, "flat: 4 → 16 does not help beyond noise"
+    explanation = (f"A logarithmic law predicts the same gain at every doubling; saturation predicts the gains die out. Here the shape is {shape}. "
+                   "The card's words mix the two (\"logarithmic ... diminishing beyond 16\"): only the second half is what a saturation shows. "
+                   "Bigger G also means more samples per step; at equal samples the picture is the one in the '≥ 8' row.")
     return Finding(evidence, verdict, explanation)
 
 
@@ -605,11 +625,25 @@ def two_grpo(r: dict) -> Finding:
     same_samples = compare(stat(r, name, f"equal samples, G={small}", ACC), stat(r, name, f"equal samples, G={large}", ACC), SMALL_EFFECT)
     evidence = (f"equal prompts, same steps: G={small} {fmt(a)} vs G={large} {fmt(b)} → {ratio:.1%} of G={large}'s accuracy with "
                 f"{derived['rollout_fraction']:.1%} of the rollouts (gain over the start: {derived['gain_ratio']:.0%} of G={large}'s)")
+    protocol = next((c for c in r[name]["cells"] if c["label"] == TWO_GRPO_PROTOCOL_LABEL), None)
+    if protocol is not None:
+        train = protocol["config"]["train"]
+        baseline = next(c for c in r[name]["cells"] if c["label"] == f"equal prompts, G={large}")["config"]["train"]
+        fraction = train["prompts_per_step"] * 2 * train["steps"] / (baseline["prompts_per_step"] * large * baseline["steps"])
+        evidence += (f"; the budget reading ({train['prompts_per_step']} prompts x G=2 for {train['steps']} steps, {fraction:.1%} of "
+                     f"G={large}'s rollouts in all): {fmt(stat(r, name, TWO_GRPO_PROTOCOL_LABEL, ACC))}")
     verdict = HOLDS if ratio >= 0.95 else PARTLY if ratio >= 0.9 else FAILS
     explanation = ("2-GRPO (arXiv 2510.00977) reports G=2 reaching 97.6% of G=16 with 12.5% of the rollouts, and reads G=2 GRPO as "
                    f"contrastive learning between a pair, close to DPO. Here G=2 reaches {ratio:.1%} at the same number of steps; the gain "
                    f"over the starting accuracy ({r[name]['derived']['initial_eval_accuracy']:.3g}) is the stricter measure. Given the same "
-                   f"samples per step instead, G=2 ends {worded(same_samples, 'above', 'below', 'within noise of')} G={large}.")
+                   f"samples per step instead, G=2 ends {worded(same_samples, 'above', 'below', 'within noise of')} G={large}. "
+                   "The protocol: the paper compares 2-GRPO with 16-GRPO at 12.5% of the rollouts (2 instead of 16 per prompt) and argues "
+                   "that G=2's larger gradient variance is handled through the batch size (more prompts per batch). Two budgets give 12.5%: "
+                   "the same prompts per step and the same steps (the 'equal prompts' rows, which decide this verdict), or every prompt "
+                   "visited as often with 8x the prompts per batch and 1/8 of the steps (the budget reading above, where the experiment "
+                   "has that cell). Which batch sizes the paper used was not checked against its experimental section here."
+                   + ("" if protocol is None else " On this toy, learning is limited by the number of Adam steps, which the budget "
+                      "reading cuts by 8."))
     return Finding(evidence, verdict, explanation)
 
 
@@ -638,20 +672,57 @@ def difficulty_bias(r: dict) -> Finding:
     return Finding("; ".join(parts), verdict, explanation)
 
 
+DAPO_SETTINGS = (("exact", "exact"), ("partial", "partial"), ("noisy", "noisy"), ("weak reference, exact", "weak reference, exact"))
+
+
+def dapo_cells(r: dict, variant: str) -> list[tuple[str, dict, dict]]:
+    """(setting, plain cell's stats, variant cell's stats) for each reward setting the result has
+    (the weak-reference cells only in results made since they were added)."""
+    name, labels = "sigma-to-zero", {c["label"] for c in r["sigma-to-zero"]["cells"]}
+    rows = []
+    for setting, prefix in DAPO_SETTINGS:
+        plain, treated = f"{prefix}, eps=0.0001, add", f"{prefix}, eps=0.0001, add, {variant}"
+        if plain in labels and treated in labels:
+            rows.append((setting, {m: stat(r, name, plain, m) for m in (ACC, "frac_reward_zero_std", "samples")},
+                         {m: stat(r, name, treated, m) for m in (ACC, "samples")}))
+    return rows
+
+
 def dapo_filter(r: dict) -> Finding:
-    name = "sigma-to-zero"
-    parts, helped = [], []
-    for reward in ("exact", "partial", "noisy"):
-        with_filter = stat(r, name, f"{reward}, eps=0.0001, add, zero-std filter", ACC)
-        without = stat(r, name, f"{reward}, eps=0.0001, add", ACC)
-        zero = stat(r, name, f"{reward}, eps=0.0001, add", "frac_reward_zero_std")
-        helped.append(compare(with_filter, without, SMALL_EFFECT))
-        parts.append(f"{reward}: zero-std groups {fmt(zero, percent=True)}, late accuracy {fmt(without)} → with filter {fmt(with_filter)}")
+    rows = dapo_cells(r, "zero-std filter")
+    helped = [compare(treated[ACC], plain[ACC], SMALL_EFFECT) for _, plain, treated in rows]
+    evidence = "; ".join(f"{setting}: zero-std groups {fmt(plain['frac_reward_zero_std'], percent=True)}, late accuracy {fmt(plain[ACC])} "
+                         f"→ dropping them {fmt(treated[ACC])}" for setting, plain, treated in rows)
     verdict = HOLDS if "higher" in helped else FAILS
-    explanation = ("DAPO drops groups whose rewards are all equal. With eps > 0 their z-scored advantage is already 0, so dropping them "
-                   "only changes the loss's normaliser (the other groups weigh more); with a noisy reward model no group is exactly tied "
-                   "(see the share above), so the filter finds nothing. DAPO pairs the filter with re-sampling to refill the batch, "
-                   "which is not done here.")
+    explanation = ("This row tests the filter alone: groups whose rewards are all equal are dropped and the batch is NOT refilled, so a "
+                   "step trains on fewer groups. With eps > 0 their z-scored advantage is already 0, so dropping them only changes the "
+                   "loss's normaliser (the other groups weigh more); with a noisy reward model no group is exactly tied, so the filter "
+                   "finds nothing. DAPO itself refills the batch: the next row.")
+    return Finding(evidence, verdict, explanation)
+
+
+def dapo_refill(r: dict) -> Finding:
+    rows = dapo_cells(r, "dynamic sampling")
+    if not rows:
+        return Finding("the result has no dynamic-sampling cells: `python -m grpo_lab sweep sigma-to-zero`", UNTESTED, "")
+    steps = r["sigma-to-zero"]["cells"][0]["config"]["train"]["steps"]
+    parts, helped = [], []
+    for setting, plain, treated in rows:
+        helped.append((setting, compare(treated[ACC], plain[ACC], SMALL_EFFECT)))
+        cost = treated["samples"]["mean"] / plain["samples"]["mean"] if plain["samples"]["mean"] else float("nan")
+        parts.append(f"{setting}: zero-std groups {fmt(plain['frac_reward_zero_std'], percent=True)}, late accuracy {fmt(plain[ACC])} → "
+                     f"with dynamic sampling {fmt(treated[ACC])}, at {cost:.2f}x the responses sampled")
+    better = [setting for setting, direction in helped if direction == "higher"]
+    worse = [setting for setting, direction in helped if direction == "lower"]
+    verdict = HOLDS if better and not worse else PARTLY if better else FAILS
+    draws = next(c["config"]["train"].get("dynamic_sampling_batches") for c in r["sigma-to-zero"]["cells"] if c["axes"].get("filter") == "refill")
+    explanation = (f"DAPO's dynamic sampling as DAPO does it: tied groups are replaced by groups from further draws of prompts (at most "
+                   f"{draws} extra draws of a batch's prompts per step), so a step trains on a full batch of groups with a signal whenever "
+                   f"the draws find enough. At the same number of steps ({steps}) it ends "
+                   + (f"higher for {', '.join(better)}" if better else "no higher in any setting")
+                   + (f" and lower for {', '.join(worse)}" if worse else "")
+                   + ". It pays for that in samples (the ratio above): per response sampled it is a different trade. The more groups "
+                   "are tied (a weak policy, or a strong one near the end of training), the more it has to refill.")
     return Finding("; ".join(parts), verdict, explanation)
 
 
@@ -675,7 +746,11 @@ CLAIMS: list[Claim] = [
     Claim("epsilon", "pitfall 2", "在 σ 上加一个小的 epsilon（如 1e-8），或使用 max(σ, epsilon)",
           "A small epsilon (1e-8) added to σ, or max(σ, ε), fixes it.", ("sigma-to-zero",), epsilon_fixes),
     Claim("dapo-filter", "literature (DAPO)", "—",
-          "DAPO's dynamic-sampling filter (drop all-equal groups) helps.", ("sigma-to-zero",), dapo_filter),
+          "Dropping all-equal groups without refilling the batch (the filter half of DAPO's dynamic sampling) helps.", ("sigma-to-zero",),
+          dapo_filter),
+    Claim("dapo-refill", "literature (DAPO)", "—",
+          "DAPO's dynamic sampling (over-sample and refill the batch with groups whose rewards differ) helps.", ("sigma-to-zero",),
+          dapo_refill),
     Claim("batch-blowup", "pitfall 3", "有效 batch size 膨胀 … 使用梯度累积或分布式采样，避免 OOM",
           "prompts x G inflates the batch; gradient accumulation bounds memory.", ("batch-blowup",), blowup_and_accumulation),
     Claim("tradeoff", "trade-off / summary", "采样成本高 … GRPO 的采样开销可能超过训练 Critic 的收益",

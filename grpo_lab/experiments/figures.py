@@ -123,8 +123,8 @@ def variance_figure(result: dict) -> Figure:
                               "gradient.\nmean and rloo coincide (rloo = G/(G-1) x mean), and at G=2 zscore does too")
     axes = axes.reshape(len(policies), 4)
     panels = (("cos_step", "cos(one batch's gradient, true)", "cosine similarity", False),
-              ("snr", "SNR of one batch's gradient", "SNR = |E g|^2 / tr Var g (log)", True),
-              ("snr_per_1k_responses", "SNR per 1000 responses", "SNR per 1000 responses (log)", True),
+              ("net_snr", "Net SNR of one batch's gradient (pure noise: 0)", "net SNR = |E g|^2 / tr Var g (log)", True),
+              ("net_snr_per_1k_responses", "Net SNR per 1000 responses", "net SNR per 1000 responses (log)", True),
               ("cos_expected", "cos(expected gradient, true)", "cosine similarity", False))
     for row, policy in zip(axes, policies):
         cells = cells_where(result, policy=policy)
@@ -201,7 +201,9 @@ ZERO_EPS_AT = 1e-10  # where eps = 0 is drawn on the log axis
 
 
 def sigma_to_zero_figure(result: dict) -> Figure:
-    figure, axes = new_figure(1, 4, 19, 4.6, result, "When the group std goes to zero: std_eps, add vs clamp, and DAPO's zero-std filter")
+    figure, axes = new_figure(1, 4, 19, 4.6, result, "When the group std goes to zero: std_eps, add vs clamp, and DAPO's dynamic sampling")
+    full = result
+    result = {**result, "cells": [c for c in result["cells"] if c["axes"].get("reference", "default") == "default"]}
     rewards = list(dict.fromkeys(c["axes"]["reward"] for c in result["cells"]))
     colors = dict(zip(rewards, ("tab:blue", "tab:green", "tab:red")))
     group_size = result["train_defaults"]["group_size"]
@@ -226,13 +228,25 @@ def sigma_to_zero_figure(result: dict) -> Figure:
         axis.set_xticklabels(["0" if t == ZERO_EPS_AT else f"{t:.0e}" for t in ticks], fontsize=7)
         style(axis, title, "std_eps (log; solid: std + eps, dashed: max(std, eps))", ylabel, log_y=log_y, legend=None)
     figure_legend(figure, axes[0])
-    unfiltered, filtered = ([next(c for c in cells_where(result, reward=r, filter=use_filter, eps_mode="add") if c["axes"]["std_eps"] == 1e-4)
-                             for r in rewards] for use_filter in (False, True))
-    bar_style = {"color": [colors[r] for r in rewards], "edgecolor": "k", "lw": 0.5, "alpha": 0.8}
-    draw_bars(axes[3], [f"{r}\n{stat(c, 'frac_reward_zero_std'):.0%} zero-std" for r, c in zip(rewards, unfiltered)],
-              [(*means_and_stds(unfiltered, "late_eval_accuracy"), {**bar_style, "label": "eps=1e-4, no filter"}),
-               (*means_and_stds(filtered, "late_eval_accuracy"), {**bar_style, "hatch": "//", "label": "with the zero-std filter"})])
-    style(axes[3], "DAPO's filter (drop all-equal groups)", "reward (and its share of groups with all-equal rewards)", ACCURACY_LABEL, legend="above bars")
+    # the bars: each reward at the default reference, and the weak reference (most groups tied), without
+    # the filter, dropping tied groups, and refilling the batch (dynamic sampling) where the result has it
+    settings = [(r, {"reward": r}) for r in rewards] + [("weak ref., exact", {"reward": "exact", "reference": "weak"})]
+    variants = [(False, "eps=1e-4, no filter", None), (True, "drop tied groups (no refill)", "//"), ("refill", "dynamic sampling (refill)", "..")]
+    picked = {}
+    for variant, _, _ in variants:
+        for name, where in settings:
+            source = full if "reference" in where else result
+            found = [c for c in cells_where(source, filter=variant, eps_mode="add", **where) if c["axes"]["std_eps"] == 1e-4]
+            picked[(variant, name)] = found[0] if found else None
+    settings = [(name, where) for name, where in settings if all(picked[(v, name)] for v, _, _ in variants[:2])]
+    variants = [v for v in variants if all(picked[(v[0], name)] for name, _ in settings)]
+    bar_colors = [colors.get(where["reward"], "tab:gray") if "reference" not in where else "0.5" for _, where in settings]
+    bar_style = {"color": bar_colors, "edgecolor": "k", "lw": 0.5, "alpha": 0.8}
+    draw_bars(axes[3], [f"{name}\n{stat(picked[(False, name)], 'frac_reward_zero_std'):.0%} zero-std" for name, _ in settings],
+              [(*means_and_stds([picked[(variant, name)] for name, _ in settings], "late_eval_accuracy"),
+                {**bar_style, "label": label, **({"hatch": hatch} if hatch else {})}) for variant, label, hatch in variants])
+    style(axes[3], "DAPO: drop tied groups, or refill the batch", "reward (and its share of groups with all-equal rewards)", ACCURACY_LABEL,
+          legend="above bars")
     return figure
 
 

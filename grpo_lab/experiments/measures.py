@@ -188,9 +188,11 @@ def variance_unit(config: dict, seed: int) -> dict:
     - cos_step: mean cosine between one batch's gradient and the large-batch reference gradient
     - cos_expected: cosine between the baseline's mean gradient (over all batches) and the
       reference: below 1 when the baseline changes the expected direction (z-scoring does)
-    - snr: ||E g||^2 / trace Var(g) of a batch of P prompts, from the pooled per-group gradients
-      (probes.gradient_noise), with the noise's share removed from ||mean||^2
-    - snr_per_1k_responses: snr / (P * G) * 1000, for comparing G at equal samples
+    - net_snr: ||E g||^2 / trace Var(g) of a batch of P prompts, from the pooled per-group gradients
+      (probes.gradient_noise), with the noise's share removed from ||mean||^2: pure noise reads 0.
+      The trainer's ``grad_snr`` keeps that share (||g_hat||^2 / Var): pure noise reads 1, and on
+      average grad_snr = net_snr + 1 (probes.py)
+    - net_snr_per_1k_responses: net_snr / (P * G) * 1000, for comparing G at equal samples
     - grad_var: trace Var of a batch gradient (raw, scale-dependent: z-scored advantages are larger)
     """
     policy = fixed_policy(config["policy"], config["half_trained_steps"])
@@ -226,8 +228,8 @@ def variance_unit(config: dict, seed: int) -> dict:
         snr = signal / (per_group_variance / P) if per_group_variance > 0 else 0.0
         metrics[f"cos_step.{baseline}"] = statistics.fmean(cosine_similarity(batch.mean(dim=0), reference) for batch in per_batch)
         metrics[f"cos_expected.{baseline}"] = cosine_similarity(pooled.mean(dim=0), reference)
-        metrics[f"snr.{baseline}"] = snr
-        metrics[f"snr_per_1k_responses.{baseline}"] = snr / (P * G) * 1000
+        metrics[f"net_snr.{baseline}"] = snr
+        metrics[f"net_snr_per_1k_responses.{baseline}"] = snr / (P * G) * 1000
         metrics[f"grad_var.{baseline}"] = per_group_variance / P
     return {"seed": seed, "status": "finished", "message": "", "metrics": metrics}
 

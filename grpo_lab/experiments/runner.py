@@ -179,9 +179,28 @@ class UnreadableResultError(ValueError):
     the message names the file, what is wrong and the command that remakes it."""
 
 
+RENAMED_METRICS = (("snr.", "net_snr."), ("snr_per_1k_responses.", "net_snr_per_1k_responses."))  # (old prefix, new prefix)
+
+
+def upgrade_metric_names(result: dict) -> dict:
+    """A result written before a metric was renamed, with the new names (the variance experiment's
+    'snr.B' became 'net_snr.B': noise subtracted, unlike the trainer's grad_snr)."""
+    def renamed(key: str) -> str:
+        for old, new in RENAMED_METRICS:
+            if key.startswith(old):
+                return new + key[len(old):]
+        return key
+
+    for cell in result.get("cells", []):
+        cell["summary"] = {renamed(key): value for key, value in cell["summary"].items()}
+        for entry in cell["per_seed"]:
+            entry["metrics"] = {renamed(key): value for key, value in entry.get("metrics", {}).items()}
+    return result
+
+
 def load_result(name: str, fast: bool = False, directory: str | Path | None = None) -> dict:
-    """Read a saved result (data/results/NAME.json by default). A missing file raises
-    FileNotFoundError with the command that makes it; an empty or malformed one raises
+    """Read a saved result (data/results/NAME.json by default), with today's metric names. A missing
+    file raises FileNotFoundError with the command that makes it; an empty or malformed one raises
     UnreadableResultError naming the file."""
     check_name(name)
     path = result_path(name, fast, directory)
@@ -196,4 +215,4 @@ def load_result(name: str, fast: bool = False, directory: str | Path | None = No
     except (ValueError, KeyError, TypeError) as error:  # JSONDecodeError and UnicodeDecodeError are ValueErrors
         reason = "it is empty" if path.stat().st_size == 0 else str(error).splitlines()[0] or type(error).__name__
         raise UnreadableResultError(f"{path} is not a readable result ({reason}): remake it with {remake}") from None
-    return result
+    return upgrade_metric_names(result)
