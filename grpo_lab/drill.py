@@ -86,8 +86,7 @@ CLAIMS_ZH = {
          Number("原始方差 mean", "variance", "reference, G=8", "grad_var.mean"),
          Number("原始方差 zscore", "variance", "reference, G=8", "grad_var.zscore"))),
     "no-params": ClaimZh(
-        "数 Critic 要训练的参数量和每步的 Critic 更新次数，并在同样的 batch 上比较每步耗时。成立：Critic 的参数量超过策略的一半（组内基线没有参数）。"
-        "通俗地说：Critic 是第二个和策略一样大的网络，每步还要多训练好几轮。",
+        "数 Critic 要训练的参数量和每步的 Critic 更新次数，并在同样的 batch 上比较每步耗时。成立：Critic 的参数量超过策略的一半（组内基线没有参数）。",
         (Number("Critic 参数量", "grpo-vs-ppo", PPO_SAME_BATCHES, "critic_parameters"),
          Number("策略参数量", "grpo-vs-ppo", GRPO, "policy_parameters"),
          Number("每步秒数 GRPO", "grpo-vs-ppo", GRPO, "time_per_step_s"), Number("PPO", "grpo-vs-ppo", PPO_SAME_BATCHES, "time_per_step_s"))),
@@ -154,10 +153,13 @@ CLAIMS_ZH = {
          Number("micro-batch 16", "batch-blowup", "64 prompts x G=16, micro-batch 16", "time_per_step_s"))),
     "tradeoff": ClaimZh(
         "把达到目标准确率的成本记为 墙钟时间 + c × 回答数（c 为模拟的每个回答的生成秒数），看 GRPO 与 PPO 谁更便宜、有没有交叉点。"
-        "成立：生成便宜时 GRPO 更省，贵时 PPO 更省；没有交叉点、但 PPO 在相同样本下准确率更高时为部分成立。",
+        "成立：生成便宜时 GRPO 更省、贵时 PPO 更省，而且不用 Critic 的对照（同样 batch 形状的 EMA 基线）不比 PPO 省；"
+        "有交叉点但对照一样省（省下来的不是 Critic 的功劳），或没有交叉点但 PPO 在相同样本下准确率更高，为部分成立。",
         (Number("达标回答数 GRPO", "grpo-vs-ppo", GRPO, "samples_to_target"), Number("PPO", "grpo-vs-ppo", PPO, "samples_to_target"),
          Number("达标秒数 GRPO", "grpo-vs-ppo", GRPO, "time_to_target_s"), Number("PPO", "grpo-vs-ppo", PPO, "time_to_target_s"),
-         Number("相同样本下后期准确率 GRPO", "grpo-vs-ppo", GRPO, ACC), Number("PPO", "grpo-vs-ppo", PPO, ACC))),
+         Number("相同样本下后期准确率 GRPO", "grpo-vs-ppo", GRPO, ACC), Number("PPO", "grpo-vs-ppo", PPO, ACC),
+         Number("无 Critic 对照（EMA，G = 1）达标回答数", "grpo-vs-ppo", EMA_G1, "samples_to_target"),
+         Number("达标秒数", "grpo-vs-ppo", EMA_G1, "time_to_target_s"))),
     "critic-per-response": ClaimZh(
         "PPO 每个 prompt 只采 1 个回答（G = 1），由 Critic 给出基线。成立：它能学（比起始准确率高 5 个百分点以上），且不差于相同样本下的 GRPO。"
         "对照：不用 Critic、只用滑动平均（EMA）基线的 G = 1；以及 Critic 的解释方差（≤ 0 表示它不比常数强）。",
@@ -183,15 +185,13 @@ CLAIMS_ZH = {
         (Number("组内基线（GRPO）", "grpo-vs-ppo", GRPO, ACC), Number("Critic + GAE", "grpo-vs-ppo", PPO_SAME_BATCHES, ACC))),
     "not-no-value": ClaimZh(
         "把组内 G 个回答的平均奖励当作 V(prompt) 的估计，在新采样的留出回答上测它的解释方差（EV），与已知真实价值的 Critic（oracle，每个 prompt 128 个样本）"
-        "和训练中的 Critic 比较。成立：G 最大时明显高于 0、达到 oracle 的 80% 以上，且随 G 单调上升。通俗地说：GRPO 并非不估计价值，"
-        "它用采样代替了 Critic 的训练。",
+        "和训练中的 Critic 比较。成立：G 最大时明显高于 0、达到 oracle 的 80% 以上，且随 G 单调上升。",
         (Number("组内均值 G = 2", "critic-fit", FRESH, "group_ev.G=2"), Number("G = 8", "critic-fit", FRESH, "group_ev.G=8"),
          Number("G = 64", "critic-fit", FRESH, "group_ev.G=64"), Number("oracle", "critic-fit", FRESH, "oracle_ev"),
          Number("训练后的 Critic", "critic-fit", FRESH, "critic_ev_prompt"))),
     "critic-fits": ClaimZh(
         "在固定的参考策略上训练 Critic，测它在新回答上的留出解释方差。欠拟合：每批都是新样本时，最好的 EV 仍不到 oracle 的一半；"
-        "过拟合：在同一池 128 个回答上反复训练，训练集 EV 远高于留出集、且留出集 EV < 0。两者都出现为成立，只出现一个为部分成立。"
-        "通俗地说：要从 0/1 奖励里学会“这道题答对的概率”，Critic 得自己学会算术。",
+        "过拟合：在同一池 128 个回答上反复训练，训练集 EV 远高于留出集、且留出集 EV < 0。两者都出现为成立，只出现一个为部分成立。",
         (Number("新样本：最好的留出 EV", "critic-fit", FRESH, "best_critic_ev_prompt"), Number("oracle", "critic-fit", FRESH, "oracle_ev"),
          Number("固定样本池：训练集 EV", "critic-fit", POOL, "train_ev_token"), Number("留出 EV", "critic-fit", POOL, "critic_ev_token")),
         title="Critic 容易过拟合或欠拟合"),
@@ -266,6 +266,21 @@ PLAIN_ZH = {
     "std-essential": "σ 统一尺度的作用只在不同 prompt 的奖励尺度不同时才用得上；同一个 0/1 奖励下，它主要是按难度重新加权（见 [difficulty]）。",
     "difficulty": "除以 σ 相当于给每个 prompt 的梯度乘上 1/σ，几乎全对或几乎全错的 prompt σ 最小、权重最大；这个机制是真的，但它对准确率的影响要看任务。",
     "log-returns": "对数关系意味着 G 每翻一倍提升相同；如果后面的翻倍几乎不再提升，那是饱和，不是对数。注意 G 越大每步样本越多。",
+    "no-params": "Critic 是第二个和策略一样大的网络，有自己的优化器和损失，每步还要多训练 16 次（4 轮 × 4 个小批量）；组内基线没有参数，算一个均值就行。",
+    "tradeoff": "达到目标的成本 = 计算时间 + 每个回答的生成成本 × 回答数。需要回答更少的一方在生成贵时胜出；但在本任务里，"
+                "不用 Critic、只用滑动平均基线、同样每步 128 个 prompt 的对照也一样省，省下来的是 batch 的形状（更多 prompt），不是 Critic。",
+    "critic-per-response": "G = 1 时没有组，Critic 仍给每个回答一个基线，所以能学；但它只解释了回报方差的很小一部分，"
+                           "PPO 这里主要靠对整个 batch（128 个不同 prompt）做白化，相当于减去 batch 均值。",
+    "critic-fits": "要从 0/1 奖励里学会“这道题答对的概率”，Critic 得自己学会算术：新样本源源不断时学得很慢（欠拟合）；"
+                   "在同一池回答上反复训练，它会记住这池回答，在新回答上比常数还差（过拟合）。",
+    "noisy-rewards": "奖励噪声让两种方法都变差，差不多一样多；PPO 有噪声时的领先幅度和没有噪声时相当，所以决定胜负的不是噪声。",
+    "stability": "样本够多时，组内基线没有 Critic 的预测误差，曲线回落不比 PPO 大；样本很少时（G = 2），很多组没有信号，PPO 每步看更多 prompt，更占优。",
+    "group-in-ppo": "GRPO 恰好就是“把 PPO 的 Critic 换成组内基线”。在 3-4 个 token、奖励只在结尾的回答上，GAE 能分配的时序信用很少，所以两者打平；长回答可能不同。",
+    "not-no-value": "GRPO 并非不估计价值：G 个回答的平均奖励就是 prompt 价值的蒙特卡洛估计，G 越大越准；它用采样代替了 Critic 的训练。"
+                    "估计有噪声也没关系：作为基线，噪声只增加方差，不引入偏差。",
+    "no-free-lunch": "在相同样本下 PPO（G = 1）准确率略高、需要的回答更少；在相同时间下 GRPO 远远领先，因为 Critic 让每步慢约 5 倍。没有在所有尺度上都更好的方法。",
+    "faster-30": "这里 GRPO 需要的回答反而更多；但不用 Critic、同样每步 128 个 prompt 的对照需要的回答和 PPO 一样少，所以差别来自 batch 形状。"
+                 "“快 30%”是卡片中 7B 模型做数学的经验，长思维链和 3-4 个 token 的回答不可同日而语。",
     "two-grpo": "G = 2 是一对回答之间的比较，接近 DPO 的偏好对；“12.5% 的回答”有两种预算读法：同样的 prompt 数和步数，或 8 倍 prompt、1/8 步数。",
 }
 

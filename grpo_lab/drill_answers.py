@@ -65,7 +65,7 @@ ANSWERS: dict[tuple[str, str], tuple[Sentence, ...]] = {
         Sentence("The mean is a sampled value of the prompt, so a +5 reward offset cancels: {0} accuracy, as without it ({1}); "
                  "no baseline fell to {2}.", (OFFSET_MEAN, NO_OFFSET_MEAN, OFFSET_NONE), ("offset",)),
         Sentence("The price is samples: groups that agree ({0} at G = 8) teach nothing.", (TIED_G8,), ("g-at-least-8", "batch-blowup")),
-        Sentence("Cheap, verifiable rewards favour GRPO; costly samples favour a critic.", (), ("tradeoff",)),
+        Sentence("Verifiable rewards favour GRPO; costly samples can favour a critic.", (), ("tradeoff",)),
     ),
     ("60s", "en"): (
         Sentence("GRPO drops PPO's critic, a second network the policy's size ({0} parameters here): each of G answers "
@@ -80,7 +80,7 @@ ANSWERS: dict[tuple[str, str], tuple[Sentence, ...]] = {
                  "({2} at G = 8), and each answer gets one advantage, no per-token credit.",
                  (MEMORY_LARGE, MEMORY_SMALL, TIED_G8), ("batch-blowup", "g-at-least-8", "group-in-ppo")),
         Sentence("Even G = 2 works, as a pairwise comparison: {0} vs {1} at G = 16.", (PAIR_G2, PAIR_G16), ("two-grpo",)),
-        Sentence("Cheap, verifiable rewards favour GRPO; costly samples or long answers favour a critic.", (), ("tradeoff",)),
+        Sentence("Verifiable rewards favour GRPO; costly samples or long answers can favour a critic.", (), ("tradeoff",)),
     ),
     ("30s", "zh"): (
         Sentence("GRPO 去掉了 PPO 的 Critic（与策略同样大的网络，这里 {0} 个参数）：每个 prompt 采样 G 个回答，"
@@ -88,7 +88,7 @@ ANSWERS: dict[tuple[str, str], tuple[Sentence, ...]] = {
         Sentence("组均值是 prompt 价值的采样估计，奖励整体加 5 也被抵消：准确率 {0}，不加时 {1}；不减基线则降到 {2}。",
                  (OFFSET_MEAN, NO_OFFSET_MEAN, OFFSET_NONE), ("offset",)),
         Sentence("代价是样本：答案全一致的组（G = 8 时占 {0}）学不到东西。", (TIED_G8,), ("g-at-least-8", "batch-blowup")),
-        Sentence("采样便宜、奖励可验证时选 GRPO；采样昂贵时 Critic 更划算。", (), ("tradeoff",)),
+        Sentence("奖励可验证时选 GRPO；采样昂贵时 Critic 可能更划算。", (), ("tradeoff",)),
     ),
     ("60s", "zh"): (
         Sentence("GRPO 去掉了 PPO 的 Critic（与策略同样大的网络，这里 {0} 个参数）：每个 prompt 采样 G 个回答，"
@@ -100,7 +100,7 @@ ANSWERS: dict[tuple[str, str], tuple[Sentence, ...]] = {
         Sentence("代价：内存随 prompt 数 × G 增长（G = 128 时 {0} MB，G = 2 时 {1}）；答案全一致的组（G = 8 时占 {2}）学不到东西；"
                  "每个回答只有一个优势，没有逐 token 的信用分配。", (MEMORY_LARGE, MEMORY_SMALL, TIED_G8), ("batch-blowup", "g-at-least-8", "group-in-ppo")),
         Sentence("G = 2 也能用，它是成对比较：准确率 {0}，G = 16 为 {1}。", (PAIR_G2, PAIR_G16), ("two-grpo",)),
-        Sentence("采样便宜、奖励可验证时选 GRPO；采样昂贵或回答很长时 Critic 更划算。", (), ("tradeoff",)),
+        Sentence("奖励可验证时选 GRPO；采样昂贵或回答很长时 Critic 可能更划算。", (), ("tradeoff",)),
     ),
 }
 CUES = {"en": "What GRPO computes · why the group mean works (a number) · what it costs (a number) · when to choose it",
