@@ -26,7 +26,7 @@ from pathlib import Path, PurePath
 
 import torch
 
-from .advantages import BASELINES, EPS_MODES, GROUP_BASELINES, STD_SCOPES, EMABaseline, compute_advantages
+from .advantages import BASELINES, EPS_MODES, GROUP_BASELINES, STD_SCOPES, EMABaseline, compute_advantages, equal_groups
 from .critic import ValueModel, answer_values, explained_variance, gae, update_critic, whiten
 from .files import finite_json
 from .memory import USABLE_FRACTION, available_bytes, step_bytes
@@ -314,9 +314,9 @@ def greedy_accuracy(policy: TinyTransformer, task: Task, device: torch.device) -
 
 
 def explain_non_finite_advantages(rewards: torch.Tensor, config: TrainConfig) -> str:
-    equal_groups = int((rewards.std(dim=1, correction=0) == 0).sum()) if rewards.shape[1] > 1 else 0
-    if config.baseline == "zscore" and config.std_eps == 0 and equal_groups:
-        return (f"{equal_groups} group(s) had all-equal rewards and std_eps is 0, so their z-scored advantage is 0/0 "
+    tied = int(equal_groups(rewards).sum()) if rewards.shape[1] > 1 else 0
+    if config.baseline == "zscore" and config.std_eps == 0 and tied:
+        return (f"{tied} group(s) had all-equal rewards and std_eps is 0, so their z-scored advantage is 0/0 "
                 "(NaN). Set std_eps > 0 (TRL uses 1e-4) or skip_zero_std_groups=True.")
     return f"the advantages became non-finite with baseline={config.baseline!r} (reward range {float(rewards.min()):.3g} to {float(rewards.max()):.3g})"
 
@@ -453,7 +453,7 @@ def dynamic_sampling(config, problems, reward_model, policy, sampling_generator,
     for _ in range(1 + config.dynamic_sampling_batches):
         groups = sample_groups(config, problems, reward_model, policy, sampling_generator, max_len, device)
         sampled.append(groups)
-        spread = groups["rewards"].std(dim=1, correction=0) > 0
+        spread = ~equal_groups(groups["rewards"])
         rows = spread.repeat_interleave(G)
         kept.append({key: value[spread] if key == "rewards" else value[rows] for key, value in groups.items()})
         if sum(len(k["rewards"]) for k in kept) >= P:
@@ -480,9 +480,8 @@ def train_step(config, task, policy, reference, value_model, optimizer, value_op
     record: dict = {"step": step, "reward": float(sampled["rewards"].mean()), "accuracy": float(sampled["correct"].float().mean()),
                     "responses_sampled": sampled["rewards"].numel()}
     if G > 1:
-        group_std = sampled["rewards"].std(dim=1, correction=0)
         record["reward_std"] = float(sampled["rewards"].std(dim=1).mean())
-        record["frac_reward_zero_std"] = float((group_std == 0).float().mean())
+        record["frac_reward_zero_std"] = float(equal_groups(sampled["rewards"]).float().mean())
     if P == 0:  # dynamic sampling found no group with a reward spread in any draw: nothing to learn from
         record.update(adv_abs_max=0.0, groups_used=0, loss=0.0, grad_norm=0.0, clip_ratio=0.0,
                       batch={"rewards": rewards.cpu(), "advantages": rewards.cpu()})
@@ -497,7 +496,7 @@ def train_step(config, task, policy, reference, value_model, optimizer, value_op
 
     keep_groups = torch.ones(P, dtype=torch.bool)
     if config.skip_zero_std_groups and G > 1:  # DAPO's filter: an all-equal group carries no signal
-        keep_groups = rewards.std(dim=1, correction=0) > 0
+        keep_groups = ~equal_groups(rewards)
     if value_model is not None:
         with torch.no_grad():
             values = answer_values(value_model, prompts, answers)

@@ -141,3 +141,12 @@ def test_every_baseline_runs():
 @pytest.mark.parametrize("num_groups, chunks", [(16, 4), (2, 2), (3, 3), (5, 5), (6, 6), (8, 4), (12, 4), (64, 4)])
 def test_the_probe_cuts_the_batch_into_equal_chunks_of_whole_groups(num_groups, chunks):
     assert probe_chunks(num_groups) == chunks and num_groups % chunks == 0
+
+
+def test_the_non_finite_message_counts_tied_groups_exactly_even_for_one_prompt():
+    # the std of one row of identical float32 values such as 2/3 can come out one rounding step, not 0:
+    # tied groups are found by exact equality (advantages.equal_groups), so the message still names them
+    from grpo_lab.trainer import explain_non_finite_advantages
+
+    message = explain_non_finite_advantages(torch.full((1, 8), 2 / 3), TrainConfig(std_eps=0.0))
+    assert message.startswith("1 group(s) had all-equal rewards")
