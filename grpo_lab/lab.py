@@ -305,6 +305,11 @@ def explain_run(config: TrainConfig, history: list[dict], status: str, message: 
         notes.append(f"The rewards within a group differ by only {sum(spread) / len(spread):.2g} on average (their std), "
                      "yet z-scoring scales every group's advantages to about unit size: whatever tiny differences "
                      "there are (reward noise, partial credit) are amplified into a full-size signal. Compare mean only.")
+    if config.baseline == "critic":
+        notes.append(f"PPO's critic is a second network the policy's size, trained {config.critic_epochs * config.critic_minibatches} "
+                     f"times a step ({config.critic_epochs} epochs x {config.critic_minibatches} minibatches): a step takes about five "
+                     "times as long as GRPO's (data/results/grpo-vs-ppo.json), and on these 3-token answers the critic explains "
+                     "little of the reward (notebook 05 §2b).")
     if config.baseline == "none" and config.reward_offset != 0:
         direction = "up" if config.reward_offset > 0 else "down"
         notes.append(f"With no baseline each answer's advantage is its reward, so the offset {config.reward_offset:g} "

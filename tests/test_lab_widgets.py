@@ -297,3 +297,9 @@ def test_a_refusal_during_a_run_stays_on_the_status_line_until_the_next_run(make
     lab.controls["steps"].value = 10  # a valid change: a new run, and the refusal is gone
     assert lab.wait(WAIT_SECONDS)
     assert "Cannot run" not in lab.status.value and "Finished" in lab.status.value
+
+
+def test_a_critic_run_says_what_the_critic_costs():
+    notes = explain_run(TrainConfig(baseline="critic", group_size=1, prompts_per_step=32), [], "running")
+    assert any("16 times a step" in note and "five times" in note for note in notes)
+    assert not any("critic" in note for note in explain_run(TrainConfig(), [], "running"))
