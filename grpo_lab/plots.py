@@ -220,9 +220,9 @@ class LiveRunFigure:
 
     def _style(self) -> None:
         size = LIVE_FONT_SIZES
-        titles = {"reward": "Train reward (thin), held-out accuracy (dots)", "variance": "Gradient variance (solid), SNR (dashed)",
+        titles = {"reward": "Train reward (thin), held-out accuracy (dots)", "variance": "Gradient variance (solid), grad_snr (dashed; pure noise ~1)",
                   "zero_std": "Zero-std groups (solid), max |adv| (dashed)", "histogram": "Advantages of the latest step"}
-        y_labels = {"reward": "reward / accuracy", "variance": "grad_var (log)", "snr": "grad_snr", "zero_std": "frac_reward_zero_std",
+        y_labels = {"reward": "reward / accuracy", "variance": "grad_var (log)", "snr": "grad_snr (noise floor 1)", "zero_std": "frac_reward_zero_std",
                     "adv_max": "adv_abs_max (log)", "histogram": "responses"}
         for name, axis in self.panels.items():
             if name in titles:
