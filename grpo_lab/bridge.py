@@ -43,9 +43,10 @@ except ImportError as error:  # pragma: no cover - exercised only without the ex
         f"grpo_lab.bridge needs the optional TRL extra ({error.name} is missing): pip install -e \".[trl]\""
     ) from None
 
+from .evaluation import greedy_accuracy  # noqa: E402
 from .policy import PolicyConfig, TinyTransformer, load_reference_policy  # noqa: E402
 from .task import EOS, EOS_ID, PAD, PAD_ID, VOCAB, ProblemSampler, RewardModel, Task  # noqa: E402
-from .trainer import TrainConfig, greedy_accuracy  # noqa: E402
+from .trainer import TrainConfig  # noqa: E402
 
 TRL_STD_EPS = 1e-4  # TRL divides by (std + 1e-4), a constant in its code, not a setting
 LOSS_TYPES = {"seq_mean": "grpo", "token_mean": "dapo", "token_sum_norm": "dr_grpo"}  # our loss_agg -> TRL loss_type
@@ -281,7 +282,7 @@ def gpt2_from_tiny(policy: TinyTransformer) -> transformers.GPT2LMHeadModel:
 
 def tiny_from_gpt2(model: transformers.GPT2LMHeadModel) -> TinyTransformer:
     """The inverse of ``gpt2_from_tiny`` (output bias 0): lets our own functions, e.g.
-    ``trainer.greedy_accuracy`` and ``policy.token_logprobs``, score a model TRL trained."""
+    ``evaluation.greedy_accuracy`` and ``policy.token_logprobs``, score a model TRL trained."""
     config = model.config
     policy = TinyTransformer(PolicyConfig(vocab_size=config.vocab_size, max_len=config.n_positions, d_model=config.n_embd,
                                           n_layers=config.n_layer, n_heads=config.n_head))

@@ -16,11 +16,12 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
+from . import paths
 from .files import write_atomically
 from .task import EOS_ID, MAX_DIGITS, OPERATIONS, PAD_ID, VOCAB, Task
 
 REFERENCE_NAMES = ("default", "weak")
-DATA_DIR = Path(__file__).resolve().parent.parent / "data"
+DATA_DIR = paths.DATA_DIR
 _LONGEST_TASK = Task(MAX_DIGITS, OPERATIONS)
 # positions a policy must read for every task: the prompt, then each answer token but the last
 LONGEST_SEQUENCE = _LONGEST_TASK.prompt_length + _LONGEST_TASK.max_answer_length - 1

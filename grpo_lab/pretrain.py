@@ -19,9 +19,9 @@ from pathlib import Path
 import torch
 import torch.nn.functional as F
 
+from .evaluation import greedy_accuracy
 from .policy import PolicyConfig, TinyTransformer, record_checksum, reference_path, save_policy
 from .task import EOS_ID, ProblemSampler, Task, encode
-from .trainer import greedy_accuracy
 
 
 @dataclass(frozen=True)

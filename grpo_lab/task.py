@@ -18,6 +18,7 @@ from pathlib import Path
 
 import torch
 
+from . import paths
 from .files import write_atomically
 
 PAD, EOS = "<pad>", "<eos>"
@@ -27,7 +28,7 @@ PAD_ID, EOS_ID = TOKEN_ID[PAD], TOKEN_ID[EOS]
 OPERATIONS = "+-*"
 MAX_DIGITS = 3
 EVAL_SET_SIZE = 300
-DATA_DIR = Path(__file__).resolve().parent.parent / "data"
+DATA_DIR = paths.DATA_DIR  # read at call time (tests point it elsewhere)
 REWARD_KINDS = ("exact", "partial")
 
 

@@ -28,7 +28,9 @@ import torch
 
 from .advantages import BASELINES, EPS_MODES, GROUP_BASELINES, STD_SCOPES, EMABaseline, compute_advantages
 from .critic import ValueModel, answer_values, explained_variance, gae, update_critic, whiten
+from .evaluation import greedy_accuracy, greedy_correct
 from .files import finite_json
+from .losses import LOSS_AGGREGATIONS, aggregate, kl_k3, policy_loss_terms
 from .memory import USABLE_FRACTION, available_bytes, step_bytes
 from .policy import (
     REFERENCE_NAMES,
@@ -40,9 +42,12 @@ from .policy import (
     token_logprobs,
 )
 from .probes import gradient_noise, per_group_gradients
-from .task import REWARD_KINDS, ProblemSampler, RewardModel, Task, decode, eval_batch
+from .task import REWARD_KINDS, ProblemSampler, RewardModel, Task, decode
 
-LOSS_AGGREGATIONS = ("seq_mean", "token_mean", "token_sum_norm")
+# moved to losses.py and evaluation.py; still importable from here (older notebooks and user code)
+__all__ = ["LOSS_AGGREGATIONS", "TrainConfig", "TrainResult", "aggregate", "greedy_accuracy", "greedy_correct", "kl_k3",
+           "policy_loss_terms", "train"]
+
 MAX_GROUP_SIZE = 256
 MAX_PROMPTS_PER_STEP = 1024
 PROBE_CHUNKS = 4  # backward passes per gradient-noise probe (probes.py): fewer is cheaper, more is less noisy
@@ -300,69 +305,12 @@ class NonFiniteError(RuntimeError):
     """Raised inside the loop when advantages, losses or gradients stop being finite numbers."""
 
 
-def greedy_correct(policy: TinyTransformer, task: Task, device: torch.device) -> torch.Tensor:
-    """Whether the policy answers each of the task's held-out problems exactly, decoding greedily: [N] bool."""
-    batch = eval_batch(task)
-    answers, _ = sample(policy, batch.prompts.to(device), task.max_answer_length, temperature=0)
-    return torch.tensor([decode(row) == answer for row, answer in zip(answers.cpu().tolist(), batch.answers)])
-
-
-def greedy_accuracy(policy: TinyTransformer, task: Task, device: torch.device) -> float:
-    """Fraction of the task's held-out problems the policy answers exactly, decoding greedily."""
-    correct = greedy_correct(policy, task, device)
-    return int(correct.sum()) / len(correct)
-
-
 def explain_non_finite_advantages(rewards: torch.Tensor, config: TrainConfig) -> str:
     equal_groups = int((rewards.std(dim=1, correction=0) == 0).sum()) if rewards.shape[1] > 1 else 0
     if config.baseline == "zscore" and config.std_eps == 0 and equal_groups:
         return (f"{equal_groups} group(s) had all-equal rewards and std_eps is 0, so their z-scored advantage is 0/0 "
                 "(NaN). Set std_eps > 0 (TRL uses 1e-4) or skip_zero_std_groups=True.")
     return f"the advantages became non-finite with baseline={config.baseline!r} (reward range {float(rewards.min()):.3g} to {float(rewards.max()):.3g})"
-
-
-def aggregate(per_token: torch.Tensor, mask: torch.Tensor, loss_agg: str, num_sequences: int, num_tokens: float, max_len: int) -> torch.Tensor:
-    """Sum of a micro-batch's share of the batch loss. per_token, mask: [b, La].
-
-    The normalisers (num_sequences, num_tokens) are the *whole batch's*, so the shares of the
-    micro-batches add up to exactly the full-batch loss (gradient accumulation changes memory, not
-    the gradient). seq_mean: mean over responses of each response's token mean (GRPO);
-    token_mean: mean over all answer tokens of the batch (DAPO); token_sum_norm: token sum divided
-    by responses x the longest possible answer, a constant (Dr. GRPO).
-    """
-    masked = per_token * mask
-    if loss_agg == "seq_mean":
-        return (masked.sum(dim=1) / mask.sum(dim=1).clamp(min=1)).sum() / num_sequences
-    if loss_agg == "token_mean":
-        return masked.sum() / num_tokens
-    return masked.sum() / (num_sequences * max_len)
-
-
-def policy_loss_terms(policy, prompts, answers, mask, old_logprobs, ref_logprobs, token_advantages, config):
-    """Per-token GRPO loss and its diagnostics for one micro-batch; all tensors [b, La].
-
-    loss_t = -min(ratio_t * A_t, clip(ratio_t, 1-e, 1+e) * A_t) + kl_coef * k3_t, with
-    ratio_t = pi(a_t) / pi_old(a_t) (pi_old = the policy that sampled; None means "this one") and
-    k3 the KL estimator below; the KL term is left out when ``ref_logprobs`` is None.
-    """
-    logprobs, entropy = token_logprobs(policy, prompts, answers, with_entropy=True)
-    ratio = torch.exp(logprobs - (logprobs.detach() if old_logprobs is None else old_logprobs))
-    unclipped = ratio * token_advantages
-    clipped = ratio.clamp(1 - config.clip_eps, 1 + config.clip_eps) * token_advantages
-    per_token = -torch.minimum(unclipped, clipped)
-    diagnostics = {"entropy": entropy.detach(), "clipped": (clipped < unclipped).float()}
-    if ref_logprobs is not None:
-        k3 = kl_k3(logprobs, ref_logprobs)
-        per_token = per_token + config.kl_coef * k3
-        diagnostics["kl"] = k3.detach()
-    return per_token, diagnostics
-
-
-def kl_k3(logprobs: torch.Tensor, ref_logprobs: torch.Tensor) -> torch.Tensor:
-    """Per-token k3 estimate of KL(pi || pi_ref) from the sampled tokens' log-probs, [b, La]:
-    exp(ref - logp) - (ref - logp) - 1 (Schulman; the form TRL and DeepSeekMath use)."""
-    log_ratio = ref_logprobs - logprobs
-    return torch.exp(log_ratio) - log_ratio - 1
 
 
 def train(config: TrainConfig, on_step: Callable[[dict], None] | None = None, stop: threading.Event | None = None,

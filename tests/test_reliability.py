@@ -26,6 +26,7 @@ import pytest
 import torch
 
 import grpo_lab.cli as cli
+import grpo_lab.losses as losses_module
 import grpo_lab.policy as policy_module
 import grpo_lab.trainer as trainer_module
 from grpo_lab import TrainConfig, TrainResult, compute_advantages, train
@@ -558,7 +559,7 @@ def test_clipped_loss_and_k3_kl_against_hand_computed_values(monkeypatch):
     ref = torch.log(torch.tensor([[0.3, 0.2], [0.5, 0.1]]))
     advantages = torch.tensor([[1.0, 1.0], [-1.0, -1.0]])
     mask = torch.tensor([[1.0, 1.0], [1.0, 0.0]])
-    monkeypatch.setattr(trainer_module, "token_logprobs", lambda *args, **kwargs: (logprobs, torch.zeros(2, 2)))
+    monkeypatch.setattr(losses_module, "token_logprobs", lambda *args, **kwargs: (logprobs, torch.zeros(2, 2)))
     config = TrainConfig(clip_eps=0.2, kl_coef=0.1)
     per_token, diagnostics = policy_loss_terms(None, None, None, mask, old, ref, advantages, config)
     # -min(r A, clip(r) A): A=+1: r=1.25 -> -1.2 (clipped), r=0.5 -> -0.5; A=-1: r=1.25 -> 1.25, r=0.5 -> 0.8 (clipped)

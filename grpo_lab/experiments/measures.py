@@ -27,10 +27,11 @@ import torch
 
 from ..advantages import EMABaseline, compute_advantages
 from ..critic import ValueModel, answer_values, gae, update_critic
+from ..evaluation import greedy_correct
 from ..policy import TinyTransformer, load_reference_policy, sample
 from ..probes import cosine_similarity, gradient_noise
 from ..task import ProblemSampler, RewardModel, Task, decode, eval_batch
-from ..trainer import TrainConfig, greedy_correct, group_gradients, train
+from ..trainer import TrainConfig, group_gradients, train
 
 LATE_FRACTION = 0.2  # "late" accuracy: the mean of the evaluations in the last 20% of the steps
 

@@ -17,14 +17,14 @@ import time
 from datetime import datetime, timezone
 from pathlib import Path
 
-from .. import __version__
+from .. import __version__, paths
 from ..files import finite_json, json_text, write_atomically
 from ..trainer import TrainConfig
 from .catalog import EXPERIMENTS
 from .measures import UNITS
 from .stats import summarize
 
-RESULTS_DIR = Path(__file__).resolve().parents[2] / "data" / "results"
+RESULTS_DIR = paths.RESULTS_DIR
 RESULT_KEYS = ("name", "question", "command", "version", "fast", "seeds", "workers", "created", "wall_time_s",
                "train_defaults", "grid", "cells", "derived")
 CELL_KEYS = ("label", "axes", "config", "per_seed", "summary")
