@@ -124,7 +124,7 @@ UNMAPPED: list[Unmapped] = [
              lambda c: c.dynamic_sampling_batches > 0),
     Unmapped("micro_batch_size", "one that does not divide prompts_per_step x group_size",
              "TRL splits the generation batch into equal micro-batches",
-             lambda c: 0 < c.micro_batch_size < c.prompts_per_step * c.group_size and (c.prompts_per_step * c.group_size) % c.micro_batch_size != 0),
+             lambda c: 0 < c.micro_batch_size < c.samples_per_step and c.samples_per_step % c.micro_batch_size != 0),
 ]
 
 # Our knobs that change nothing in TRL's training and are left out of the GRPOConfig.
@@ -170,7 +170,7 @@ def to_grpo_config(config: TrainConfig, output_dir: str | Path | None = None, **
     if problems:
         raise ValueError(problems[0])
     task = Task.parse(config.task)
-    batch = config.prompts_per_step * config.group_size  # completions per step
+    batch = config.samples_per_step  # completions per step
     micro = min(config.micro_batch_size or batch, batch)  # as ours: a micro-batch larger than the batch is the batch
     settings = dict(FIXED_TRL_SETTINGS)
     settings.update(

@@ -49,14 +49,14 @@ def parse_bool(text: str) -> bool:
 
 
 def add_config_flags(parser: argparse.ArgumentParser) -> None:
-    """One flag per TrainConfig field, with its default and its one-line comment as help."""
+    """One flag per TrainConfig field, with its help line (the field's ``metadata["help"]``) and its default."""
     defaults = TrainConfig()
     for config_field in fields(TrainConfig):
         default = getattr(defaults, config_field.name)
         kind = {"int": int, "float": float, "bool": parse_bool}.get(type(default).__name__, str)
         extra = {"nargs": "?", "const": True} if kind is parse_bool else {}
         parser.add_argument(flag(config_field.name), type=kind, default=default, metavar=type(default).__name__.upper(),
-                            help=f"(default {default!r})", **extra)
+                            help=config_field.metadata.get("help", "").replace("%", "%%") + f" (default {default!r})", **extra)
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -52,3 +52,19 @@ def test_failed_run_exits_1_with_its_reason(tmp_path):
     assert done.returncode == 1
     assert "std_eps is 0" in done.stdout
     assert json.loads((tmp_path / "run.json").read_text())["final"]["status"] == "failed"
+
+
+def test_help_shows_every_knobs_help_line(monkeypatch):
+    from dataclasses import fields
+
+    from grpo_lab.cli import build_parser
+    from grpo_lab.trainer import TrainConfig
+
+    monkeypatch.setenv("COLUMNS", "400")  # argparse wraps at the terminal's width (and may break at a hyphen)
+    train_parser = build_parser()._subparsers._group_actions[0].choices["train"]
+    text = " ".join(train_parser.format_help().split())  # argparse wraps lines: compare with single spaces
+    for config_field in fields(TrainConfig):
+        help_line = config_field.metadata.get("help", "")
+        assert help_line, f"{config_field.name} has no help line"
+        assert " ".join(help_line.split()) in text, config_field.name
+    assert TrainConfig().samples_per_step == TrainConfig().prompts_per_step * TrainConfig().group_size

@@ -355,7 +355,7 @@ def blowup_unit(config: dict, seed: int) -> dict:
         history = train(train_cfg).history
     step_times = [b["wall_time"] - a["wall_time"] for a, b in zip(history, history[1:]) if "eval_accuracy" not in b]
     metrics = {
-        "responses_per_step": float(train_cfg.prompts_per_step * train_cfg.group_size),
+        "responses_per_step": float(train_cfg.samples_per_step),
         "time_per_step_s": statistics.median(step_times),
         "peak_rss_mb": peak_rss_mb(),
         "rss_before_mb": rss_before,
