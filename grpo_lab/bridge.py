@@ -210,14 +210,12 @@ def reward_function(kind: str = "exact", offset: float = 0.0, scale: float = 1.0
                     hard_scale: float = 1.0) -> Callable:
     """Our (possibly distorted) reward model with TRL's reward-function signature:
     ``task_reward(prompts, completions, answer, hard, **kwargs) -> list[float]``, one reward per
-    completion; ``hard_scale`` multiplies the rewards of hard problems afterwards, as train() does.
+    completion; ``hard_scale`` multiplies the rewards of hard problems (RewardModel, as in train()).
     TRL passes the dataset's columns by name and logs the mean as ``rewards/task_reward/mean``."""
-    reward_model = RewardModel(kind, offset, scale, noise, seed)
+    reward_model = RewardModel(kind, offset, scale, noise, seed, hard_scale)
 
     def task_reward(prompts: list[str], completions: list[str], answer: list[str], hard: list[bool] | None = None, **kwargs) -> list[float]:
-        rewards, _ = reward_model(completions, answer)
-        if hard_scale != 1.0:
-            rewards = torch.where(torch.tensor(hard, dtype=torch.bool), rewards * hard_scale, rewards)
+        rewards, _ = reward_model(completions, answer, None if hard is None else torch.tensor(hard, dtype=torch.bool))
         return rewards.tolist()
 
     return task_reward

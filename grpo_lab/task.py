@@ -215,24 +215,40 @@ def score_answers(responses: list[str], answers: list[str], kind: str = "exact")
 
 
 class RewardModel:
-    """A simulated, imperfect reward model: task reward, then ``scale * r + offset + noise``.
+    """A simulated, imperfect reward model: task reward, then ``scale * r + offset + noise``, and
+    the rewards of hard problems (``is_hard``) multiplied by ``hard_scale`` last.
 
     This is how the course tests the card's claims about reward-model offsets and scales without
     a real reward model. ``noise`` is Gaussian with the given standard deviation, drawn from the
-    model's own seeded generator so a run stays reproducible.
+    model's own seeded generator so a run stays reproducible. ``hard_scale`` (TrainConfig's
+    ``hard_reward_scale``) gives prompts different reward scales: the training loop, the
+    experiments' probes and the TRL bridge all score through this one path.
     """
 
-    def __init__(self, kind: str = "exact", offset: float = 0.0, scale: float = 1.0, noise: float = 0.0, seed: int = 0):
+    def __init__(self, kind: str = "exact", offset: float = 0.0, scale: float = 1.0, noise: float = 0.0, seed: int = 0,
+                 hard_scale: float = 1.0):
         if kind not in REWARD_KINDS:
             raise ValueError(f"reward={kind!r} is not valid: choose one of {', '.join(REWARD_KINDS)}")
-        self.kind, self.offset, self.scale, self.noise = kind, offset, scale, noise
+        self.kind, self.offset, self.scale, self.noise, self.hard_scale = kind, offset, scale, noise, hard_scale
         self.generator = torch.Generator().manual_seed(seed + 7919)
 
-    def __call__(self, responses: list[str], answers: list[str]) -> tuple[torch.Tensor, torch.Tensor]:
-        """Returns (rewards [N] as the learner sees them, correct [N] exact-match 0/1)."""
+    @classmethod
+    def for_config(cls, config, seed: int) -> RewardModel:
+        """The reward model a TrainConfig describes (reward, reward_offset, reward_scale, reward_noise,
+        hard_reward_scale), its noise seeded by ``seed``."""
+        return cls(config.reward, config.reward_offset, config.reward_scale, config.reward_noise, seed, config.hard_reward_scale)
+
+    def __call__(self, responses: list[str], answers: list[str], hard: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor]:
+        """Returns (rewards [N] as the learner sees them, correct [N] exact-match 0/1). ``hard`` [N]
+        bool marks the responses to hard problems; it is needed when ``hard_scale`` is not 1."""
         correct = score_answers(responses, answers, "exact")
         task_reward = correct if self.kind == "exact" else score_answers(responses, answers, self.kind)
         rewards = self.scale * task_reward + self.offset
         if self.noise > 0:
             rewards = rewards + self.noise * torch.randn(rewards.shape, generator=self.generator)
+        if self.hard_scale != 1.0:
+            if hard is None:
+                raise ValueError(f"hard_reward_scale={self.hard_scale!r} needs to know which problems are hard: "
+                                 "pass hard= (a [N] bool tensor, ProblemBatch.hard per response)")
+            rewards = torch.where(torch.as_tensor(hard, dtype=torch.bool), rewards * self.hard_scale, rewards)
         return rewards, correct

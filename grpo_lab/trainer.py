@@ -352,7 +352,7 @@ def train(config: TrainConfig, on_step: Callable[[dict], None] | None = None, st
     value_optimizer = torch.optim.Adam(value_model.parameters(), lr=config.critic_lr, fused=fused) if value_model else None
     critic_shuffle = torch.Generator().manual_seed(config.seed + 1)  # minibatch order of the critic's updates
     problems = ProblemSampler(task, config.seed)
-    reward_model = RewardModel(config.reward, config.reward_offset, config.reward_scale, config.reward_noise, config.seed)
+    reward_model = RewardModel.for_config(config, config.seed)
     ema = EMABaseline(config.ema_decay)
     sampling_generator = torch.Generator().manual_seed(config.seed)
     max_len = task.max_answer_length
@@ -396,9 +396,8 @@ def sample_groups(config, problems, reward_model, policy, sampling_generator, ma
     batch = problems.sample(P)
     prompts = batch.prompts.repeat_interleave(G, dim=0).to(device)
     answers, mask = sample(policy, prompts, max_len, config.temperature, sampling_generator)
-    flat_rewards, correct = reward_model([decode(row) for row in answers.cpu().tolist()], [a for a in batch.answers for _ in range(G)])
-    if config.hard_reward_scale != 1.0:
-        flat_rewards = torch.where(batch.hard.repeat_interleave(G), flat_rewards * config.hard_reward_scale, flat_rewards)
+    flat_rewards, correct = reward_model([decode(row) for row in answers.cpu().tolist()], [a for a in batch.answers for _ in range(G)],
+                                         batch.hard.repeat_interleave(G))
     return {"prompts": prompts, "answers": answers, "mask": mask, "rewards": flat_rewards.view(P, G), "correct": correct}
 
 

@@ -81,6 +81,15 @@ def test_reward_model_distortions_are_seeded():
     assert torch.equal(noisy_a, noisy_b) and noisy_a.std() > 0
 
 
+def test_reward_model_scales_the_hard_problems_last():
+    # (2 * r + 1) for every response, then x0.1 for the responses to hard problems
+    model = RewardModel("exact", offset=1.0, scale=2.0, hard_scale=0.1)
+    rewards, correct = model(["1", "1", "2", "2"], ["1", "1", "1", "1"], hard=torch.tensor([True, False, True, False]))
+    assert rewards.tolist() == pytest.approx([0.3, 3.0, 0.1, 1.0]) and correct.tolist() == [1.0, 1.0, 0.0, 0.0]
+    with pytest.raises(ValueError, match="hard_reward_scale=0.1 needs to know which problems are hard"):
+        model(["1"], ["1"])
+
+
 def test_answer_mask_stops_after_first_eos():
     answers = torch.tensor([[3, 4, EOS_ID, 5], [EOS_ID, 3, 3, 3], [3, 3, 3, 3]])
     assert answer_mask(answers).tolist() == [[1, 1, 1, 0], [1, 0, 0, 0], [1, 1, 1, 1]]

@@ -150,7 +150,8 @@ def sample_groups(policy: TinyTransformer, task: Task, problems: ProblemSampler,
     batch = problems.sample(prompts_per_batch)
     prompts = batch.prompts.repeat_interleave(group_size, dim=0)
     answers, mask = sample(policy, prompts, task.max_answer_length, 1.0, generator)
-    flat_rewards, correct = reward_model([decode(row) for row in answers], [a for a in batch.answers for _ in range(group_size)])
+    flat_rewards, correct = reward_model([decode(row) for row in answers], [a for a in batch.answers for _ in range(group_size)],
+                                         batch.hard.repeat_interleave(group_size))
     return {"prompts": prompts, "answers": answers, "mask": mask, "rewards": flat_rewards.view(-1, group_size),
             "correct": correct.view(-1, group_size), "hard": batch.hard}
 
@@ -278,7 +279,7 @@ def advantage_noise_share(config: TrainConfig, seed: int, prompts: int = 64) -> 
     exact-match rewards are all equal (no real signal in them: with a noisy reward model any spread
     there is noise, with partial credit it is partial credit). Also the largest |advantage|."""
     policy, task = load_reference_policy(config.reference), Task.parse(config.task)
-    reward_model = RewardModel(config.reward, config.reward_offset, config.reward_scale, config.reward_noise, seed + 77)
+    reward_model = RewardModel.for_config(config, seed + 77)
     generator = torch.Generator().manual_seed(seed + 77)
     groups = sample_groups(policy, task, ProblemSampler(task, seed + 77), reward_model, prompts, config.group_size, generator)
     advantages = compute_advantages(groups["rewards"], config.baseline, config.std_eps, config.std_scope, config.std_ddof, config.eps_mode)
