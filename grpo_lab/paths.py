@@ -4,8 +4,8 @@ experiment results.
 The repository's ``data/`` folder is their home (``python -m grpo_lab pretrain`` and ``sweep``
 write there). A wheel installed without the repository (``pip install .``, or from a git URL as
 on Colab) carries a copy of the reference policies, eval sets and cached results inside the
-package, as ``grpo_lab/_data/`` (pyproject.toml maps it to ``data/``); that copy is used only when
-the package does not sit in a checkout.
+package, as ``grpo_lab/_data/`` (pyproject.toml maps that package name onto ``data/``, so the files
+are copied only when a wheel is built); that copy is used when it exists.
 """
 
 from __future__ import annotations
@@ -18,11 +18,9 @@ INSTALLED_DATA_DIR = PACKAGE_DIR / "_data"  # the copy a non-editable install sh
 
 
 def find_data_dir() -> Path:
-    """The repository's data/ when the package sits in a checkout, else the installed copy."""
-    repository_data = REPO_ROOT / "data"
-    if (repository_data / "reference").is_dir() or not INSTALLED_DATA_DIR.is_dir():
-        return repository_data
-    return INSTALLED_DATA_DIR
+    """The installed copy when the package was installed from a wheel, else the checkout's data/
+    (a checkout never has grpo_lab/_data: only building a wheel makes it)."""
+    return INSTALLED_DATA_DIR if INSTALLED_DATA_DIR.is_dir() else REPO_ROOT / "data"
 
 
 DATA_DIR = find_data_dir()
