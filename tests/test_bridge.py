@@ -41,6 +41,7 @@ def reference():
     return load_reference_policy("default")
 
 
+@pytest.mark.slow  # over 5 s (pytest --durations)
 def test_grpo_lab_imports_without_the_trl_extra():
     """``import grpo_lab`` must not pull in TRL; importing the bridge without it says how to get it."""
     code = ("import sys, grpo_lab; assert not {'trl', 'transformers', 'datasets'} & set(sys.modules), 'grpo_lab imported the extra'\n"
@@ -53,6 +54,7 @@ def test_grpo_lab_imports_without_the_trl_extra():
 
 # --- the knob mapping ---------------------------------------------------------------------------
 
+@pytest.mark.slow  # over 5 s (pytest --durations)
 def test_default_config_maps_to_the_same_grpo(bridge):
     grpo = bridge.to_grpo_config(TrainConfig())
     assert (grpo.num_generations, grpo.per_device_train_batch_size, grpo.gradient_accumulation_steps) == (8, 128, 1)
@@ -138,6 +140,7 @@ def test_char_tokenizer_uses_our_token_ids(bridge):
     assert tokenizer.decode(answer_ids, skip_special_tokens=True) == decode(answer_ids) == "123"
 
 
+@pytest.mark.slow  # over 5 s (pytest --durations)
 def test_gpt2_copy_has_our_size_and_our_log_probs(bridge, reference):
     model = bridge.gpt2_from_tiny(reference)
     assert abs(model.num_parameters() - reference.num_parameters()) <= reference.config.vocab_size  # only the folded output bias

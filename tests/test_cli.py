@@ -13,6 +13,7 @@ def run_cli(*args):
     return subprocess.run([sys.executable, "-m", "grpo_lab", *args], capture_output=True, text=True, timeout=600)
 
 
+@pytest.mark.slow  # over 5 s (pytest --durations)
 def test_train_writes_json_and_plot(tmp_path):
     out, plot = tmp_path / "run.json", tmp_path / "run.png"
     done = run_cli("train", "--baseline", "mean", "--group-size", "4", "--prompts-per-step", "4", "--steps", "3",
@@ -46,6 +47,7 @@ def test_bad_flags_print_one_line_and_exit_2(args, expected, capsys):
     assert "\n" not in err and "Traceback" not in err
 
 
+@pytest.mark.slow  # over 5 s (pytest --durations)
 def test_failed_run_exits_1_with_its_reason(tmp_path):
     done = run_cli("train", "--reference", "weak", "--std-eps", "0", "--steps", "3", "--group-size", "4",
                    "--prompts-per-step", "4", "--quiet", "--out", str(tmp_path / "run.json"))

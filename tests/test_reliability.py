@@ -170,6 +170,7 @@ def run_cli(*args):
     return subprocess.run([sys.executable, "-m", "grpo_lab", *args], capture_output=True, text=True, timeout=300)
 
 
+@pytest.mark.slow  # over 5 s (pytest --durations)
 def test_cli_in_a_fresh_process_never_prints_a_traceback(tmp_path):
     broken = tmp_path / "nan.pt"
     policy = TinyTransformer()

@@ -14,7 +14,7 @@ import math
 import multiprocessing
 import os
 import time
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 from .. import __version__, paths
@@ -135,7 +135,7 @@ def run_experiment(name: str, seeds: int | None = None, fast: bool = False, work
         result_cells.append({**cell, "per_seed": per_seed, "summary": summarize(per_seed)})
     result = {
         "name": name, "question": spec.question, "command": command_line(name, seeds, fast, workers), "version": __version__,
-        "fast": fast, "seeds": seeds, "workers": workers, "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "fast": fast, "seeds": seeds, "workers": workers, "created": datetime.now(UTC).isoformat(timespec="seconds"),
         "wall_time_s": time.perf_counter() - started, "train_defaults": TrainConfig().to_dict(),
         "grid": [{"label": cell["label"], **cell["axes"]} for cell in cells], "cells": result_cells,
     }
