@@ -57,6 +57,7 @@ html: install-dev
 
 lint: install-dev
 	$(BIN)/ruff check grpo_lab tests benchmarks scripts notebooks/solutions
+	$(BIN)/ruff format --check grpo_lab tests benchmarks scripts
 
 benchmarks: install-dev
 	$(BIN)/python benchmarks/run_all.py

@@ -45,8 +45,7 @@ class Task:
         match = re.fullmatch(r"([1-9])d([+\-*]+)", spec)
         if match is None or not 1 <= int(match.group(1)) <= MAX_DIGITS:
             raise ValueError(
-                f"task={spec!r} is not valid: write '{{digits}}d{{ops}}' with digits 1 to "
-                f"{MAX_DIGITS} and ops from '+-*', e.g. '2d+' or '1d+-*'"
+                f"task={spec!r} is not valid: write '{{digits}}d{{ops}}' with digits 1 to {MAX_DIGITS} and ops from '+-*', e.g. '2d+' or '1d+-*'"
             )
         ops = "".join(op for op in OPERATIONS if op in match.group(2))
         return cls(digits=int(match.group(1)), ops=ops)
@@ -180,8 +179,10 @@ def eval_problems(task: Task) -> list[tuple[int, str, int]]:
             try:
                 problems = [tuple(p) for p in json.loads(path.read_text())["problems"]]
             except (ValueError, KeyError, TypeError):
-                raise ValueError(f"eval set {path} is not readable (empty or malformed): restore it (git checkout {path.name}) "
-                                 "or regenerate it with: python -m grpo_lab pretrain") from None
+                raise ValueError(
+                    f"eval set {path} is not readable (empty or malformed): restore it (git checkout {path.name}) "
+                    "or regenerate it with: python -m grpo_lab pretrain"
+                ) from None
         else:
             problems = generate_eval_problems(task)
         _EVAL_CACHE[task.name] = problems
@@ -225,8 +226,7 @@ class RewardModel:
     experiments' probes and the TRL bridge all score through this one path.
     """
 
-    def __init__(self, kind: str = "exact", offset: float = 0.0, scale: float = 1.0, noise: float = 0.0, seed: int = 0,
-                 hard_scale: float = 1.0):
+    def __init__(self, kind: str = "exact", offset: float = 0.0, scale: float = 1.0, noise: float = 0.0, seed: int = 0, hard_scale: float = 1.0):
         if kind not in REWARD_KINDS:
             raise ValueError(f"reward={kind!r} is not valid: choose one of {', '.join(REWARD_KINDS)}")
         self.kind, self.offset, self.scale, self.noise, self.hard_scale = kind, offset, scale, noise, hard_scale
@@ -248,7 +248,9 @@ class RewardModel:
             rewards = rewards + self.noise * torch.randn(rewards.shape, generator=self.generator)
         if self.hard_scale != 1.0:
             if hard is None:
-                raise ValueError(f"hard_reward_scale={self.hard_scale!r} needs to know which problems are hard: "
-                                 "pass hard= (a [N] bool tensor, ProblemBatch.hard per response)")
+                raise ValueError(
+                    f"hard_reward_scale={self.hard_scale!r} needs to know which problems are hard: "
+                    "pass hard= (a [N] bool tensor, ProblemBatch.hard per response)"
+                )
             rewards = torch.where(torch.as_tensor(hard, dtype=torch.bool), rewards * self.hard_scale, rewards)
         return rewards, correct

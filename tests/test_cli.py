@@ -16,8 +16,27 @@ def run_cli(*args):
 @pytest.mark.slow  # over 5 s (pytest --durations)
 def test_train_writes_json_and_plot(tmp_path):
     out, plot = tmp_path / "run.json", tmp_path / "run.png"
-    done = run_cli("train", "--baseline", "mean", "--group-size", "4", "--prompts-per-step", "4", "--steps", "3",
-                   "--eval-every", "1", "--probe-every", "2", "--seed", "1", "--out", str(out), "--plot", str(plot))
+    done = run_cli(
+        "train",
+        "--baseline",
+        "mean",
+        "--group-size",
+        "4",
+        "--prompts-per-step",
+        "4",
+        "--steps",
+        "3",
+        "--eval-every",
+        "1",
+        "--probe-every",
+        "2",
+        "--seed",
+        "1",
+        "--out",
+        str(out),
+        "--plot",
+        str(plot),
+    )
     assert done.returncode == 0, done.stderr
     assert "held-out accuracy" in done.stdout
     run = json.loads(out.read_text())
@@ -49,8 +68,22 @@ def test_bad_flags_print_one_line_and_exit_2(args, expected, capsys):
 
 @pytest.mark.slow  # over 5 s (pytest --durations)
 def test_failed_run_exits_1_with_its_reason(tmp_path):
-    done = run_cli("train", "--reference", "weak", "--std-eps", "0", "--steps", "3", "--group-size", "4",
-                   "--prompts-per-step", "4", "--quiet", "--out", str(tmp_path / "run.json"))
+    done = run_cli(
+        "train",
+        "--reference",
+        "weak",
+        "--std-eps",
+        "0",
+        "--steps",
+        "3",
+        "--group-size",
+        "4",
+        "--prompts-per-step",
+        "4",
+        "--quiet",
+        "--out",
+        str(tmp_path / "run.json"),
+    )
     assert done.returncode == 1
     assert "std_eps is 0" in done.stdout
     assert json.loads((tmp_path / "run.json").read_text())["final"]["status"] == "failed"

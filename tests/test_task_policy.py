@@ -113,7 +113,7 @@ def test_cached_sampling_matches_full_recomputation():
     with torch.no_grad():
         for _ in range(4):  # greedy decoding without the key/value cache
             sequence = torch.cat([sequence, policy(sequence)[:, -1].argmax(-1, keepdim=True)], dim=1)
-    recomputed = sequence[:, prompts.shape[1]:]
+    recomputed = sequence[:, prompts.shape[1] :]
     mask = answer_mask(recomputed)
     assert torch.equal(answers, recomputed.masked_fill(mask == 0, PAD_ID))
 
@@ -121,7 +121,7 @@ def test_cached_sampling_matches_full_recomputation():
 def full_sequence_logprobs(policy, prompts, answers):
     """The log-probs of the answer tokens from one plain forward over prompt + answer (no cache)."""
     sequence = torch.cat([prompts, answers], dim=1)
-    logits = policy(sequence[:, :-1])[:, prompts.shape[1] - 1:]
+    logits = policy(sequence[:, :-1])[:, prompts.shape[1] - 1 :]
     return torch.log_softmax(logits, dim=-1).gather(-1, answers[:, :, None]).squeeze(-1)
 
 
