@@ -15,7 +15,7 @@ VOILA_CULLING := --MappingKernelManager.cull_idle_timeout=300 --MappingKernelMan
 # Jupyter refuses to run as root unless told to (containers and CI machines often run as root)
 ALLOW_ROOT := $(if $(filter 0,$(shell id -u)),--ServerApp.allow_root=True,)
 
-.PHONY: start test voila html install install-dev lint benchmarks pretrain clean
+.PHONY: start test test-fast voila html install install-dev lint benchmarks pretrain clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -47,12 +47,17 @@ voila: install
 test: install-dev
 	$(BIN)/python -m pytest
 
+# the quick loop while editing: every test but the learning runs, notebooks, browser and slow ones
+test-fast: install-dev
+	$(BIN)/python -m pytest -m "not learning and not notebook and not browser and not slow"
+
 # executed copies of the notebooks for reading offline (teaching mode; FAST=1 for fast mode)
 html: install-dev
 	$(BIN)/python scripts/render_html.py $(if $(FAST),--fast,)
 
 lint: install-dev
 	$(BIN)/ruff check grpo_lab tests benchmarks scripts notebooks/solutions
+	$(BIN)/ruff format --check grpo_lab tests benchmarks scripts
 
 benchmarks: install-dev
 	$(BIN)/python benchmarks/run_all.py

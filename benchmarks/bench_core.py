@@ -57,8 +57,9 @@ def peak_memory_child(group_size: int, micro_batch_size: int) -> None:
 
 
 def peak_memory(group_size: int, micro_batch_size: int) -> dict:
-    output = subprocess.run([sys.executable, __file__, "--memory", str(group_size), str(micro_batch_size)],
-                            capture_output=True, text=True, check=True).stdout
+    output = subprocess.run(
+        [sys.executable, __file__, "--memory", str(group_size), str(micro_batch_size)], capture_output=True, text=True, check=True
+    ).stdout
     return json.loads(output.strip().splitlines()[-1])
 
 

@@ -68,9 +68,14 @@ def change_and_time(lab, watch: PlotWatch, name: str, value) -> dict:
     lab.controls[name].value = value
     lab.wait()
     run = lab.runs[-1]
-    return {"first_plot": watch.first(run.number, 0), "first_step_plot": watch.first(run.number, 1),
-            "run_end": time.perf_counter() - watch.started, "train_seconds": run.elapsed, "frames": len(watch.events),
-            "accuracy": (run.history[0]["eval_accuracy"], run.history[-1]["eval_accuracy"])}
+    return {
+        "first_plot": watch.first(run.number, 0),
+        "first_step_plot": watch.first(run.number, 1),
+        "run_end": time.perf_counter() - watch.started,
+        "train_seconds": run.elapsed,
+        "frames": len(watch.events),
+        "accuracy": (run.history[0]["eval_accuracy"], run.history[-1]["eval_accuracy"]),
+    }
 
 
 def cancel_latency(lab, after_steps: int = 20) -> dict:
@@ -111,8 +116,7 @@ def first_run_in_fresh_process(warm_up: bool) -> dict:
 
 
 def fresh(warm_up: bool) -> dict:
-    output = subprocess.run([sys.executable, __file__, "--fresh", "warm" if warm_up else "cold"],
-                            capture_output=True, text=True, check=True).stdout
+    output = subprocess.run([sys.executable, __file__, "--fresh", "warm" if warm_up else "cold"], capture_output=True, text=True, check=True).stdout
     return json.loads(output.strip().splitlines()[-1])
 
 
@@ -194,19 +198,27 @@ def main() -> None:
     print("|---|---|")
     print(f"| control change -> first plot of the new run (median of {repeats}) | {median('first_plot', changes):.2f} s |")
     print(f"| control change -> first plot with a training step | {median('first_step_plot', changes):.2f} s |")
-    print(f"| control change -> end of the default run, status Finished | {median('run_end', changes):.1f} s "
-          f"(training {median('train_seconds', changes):.1f} s) |")
+    print(
+        f"| control change -> end of the default run, status Finished | {median('run_end', changes):.1f} s "
+        f"(training {median('train_seconds', changes):.1f} s) |"
+    )
     print(f"| plot updates while training | {fps:.1f} per second; one frame {statistics.median(frame_seconds):.2f} s median |")
-    print(f"| change during a run -> that run's training stopped (median, max of {repeats}) | "
-          f"{median('cancelled', cancels):.2f} s, {max(c['cancelled'] for c in cancels):.2f} s |")
+    print(
+        f"| change during a run -> that run's training stopped (median, max of {repeats}) | "
+        f"{median('cancelled', cancels):.2f} s, {max(c['cancelled'] for c in cancels):.2f} s |"
+    )
     print(f"| change during a run -> the new run's first step | {median('new_first_step', cancels):.2f} s |")
     for kind, label in (("warm", "with the warm-up (default)"), ("cold", "without the warm-up")):
         row = first_runs[kind]
-        print(f"| fresh kernel, {label}: GRPOLab() takes; {FIRST_RUN_THINK_SECONDS:.0f} s later a change -> first plot with a step | "
-              f"{row['construct']:.1f} s; {row['first_step_plot']:.2f} s |")
+        print(
+            f"| fresh kernel, {label}: GRPOLab() takes; {FIRST_RUN_THINK_SECONDS:.0f} s later a change -> first plot with a step | "
+            f"{row['construct']:.1f} s; {row['first_step_plot']:.2f} s |"
+        )
     series = memory["series_mb"]
-    print(f"| memory over {memory['reruns']} re-runs (10 steps each), every {memory['every']} | "
-          f"{' -> '.join(f'{mb:.0f}' for mb in series)} MB (last - first: {series[-1] - series[0]:+.0f} MB) |")
+    print(
+        f"| memory over {memory['reruns']} re-runs (10 steps each), every {memory['every']} | "
+        f"{' -> '.join(f'{mb:.0f}' for mb in series)} MB (last - first: {series[-1] - series[0]:+.0f} MB) |"
+    )
     print(f"| a 40-step lab run trained with 1 torch thread (the lab's choice here) / with 2 | {threads[1]:.1f} s / {threads[2]:.1f} s |")
     accuracy = changes[0]["accuracy"]
     print(f"\nheld-out accuracy of the measured default run: {accuracy[0]:.2f} -> {accuracy[1]:.2f}")

@@ -75,8 +75,13 @@ def measured_run(options: dict) -> dict:
     lab.wait()
     ended = time.perf_counter() - watch.started
     run = lab.runs[-1]
-    result = {"first_plot": watch.first(run.number, 0), "first_step_plot": watch.first(run.number, 1), "end": ended,
-              "frames": len(watch.events), "accuracy": run.history[-1]["eval_accuracy"]}
+    result = {
+        "first_plot": watch.first(run.number, 0),
+        "first_step_plot": watch.first(run.number, 1),
+        "end": ended,
+        "frames": len(watch.events),
+        "accuracy": run.history[-1]["eval_accuracy"],
+    }
     lab.close()
     return result
 
@@ -133,15 +138,18 @@ def against(code_dir: Path, repeats: int) -> None:
     for _ in range(repeats):
         for directory in results:
             environment = {**os.environ, "PYTHONPATH": directory}
-            output = subprocess.run([sys.executable, __file__, "--measure-once"], capture_output=True, text=True, check=True,
-                                    env=environment, cwd=directory).stdout
+            output = subprocess.run(
+                [sys.executable, __file__, "--measure-once"], capture_output=True, text=True, check=True, env=environment, cwd=directory
+            ).stdout
             results[directory].append(json.loads(output.strip().splitlines()[-1]))
     print(f"load average after: {load_average()}\n")
     print(f"| code (median of {repeats} fresh processes) | change -> first plot | change -> first plot with a step | change -> finished |")
     print("|---|---|---|---|")
     for directory, rows in results.items():
-        print(f"| {directory} | {statistics.median(r['first_plot'] for r in rows):.2f} s | "
-              f"{statistics.median(r['first_step_plot'] for r in rows):.2f} s | {statistics.median(r['end'] for r in rows):.1f} s |")
+        print(
+            f"| {directory} | {statistics.median(r['first_plot'] for r in rows):.2f} s | "
+            f"{statistics.median(r['first_step_plot'] for r in rows):.2f} s | {statistics.median(r['end'] for r in rows):.1f} s |"
+        )
 
 
 def main() -> None:
@@ -158,8 +166,7 @@ def main() -> None:
         print(f"machine: {machine()}; load average before: {load_average()}")
         against(args.against, args.repeats)
         return
-    print(f"machine: {machine()}; lab trains with {lab_module.default_training_threads()} torch thread(s); "
-          f"load average before: {load_average()}")
+    print(f"machine: {machine()}; lab trains with {lab_module.default_training_threads()} torch thread(s); load average before: {load_average()}")
     bare_run()  # warm-up: torch's one-time costs, the reference policy and the evaluation set
     rows: dict[str, list[dict]] = {name: [] for name in [*VARIANTS, "no lab"]}
     for _ in range(args.repeats):
@@ -167,22 +174,28 @@ def main() -> None:
             rows[name].append(lab_run(options, eager))
         rows["no lab"].append(bare_run())
     print(f"load average after: {load_average()}\n")
-    print(f"| default run, 150 steps (median of {args.repeats}) | change -> first plot | change -> first plot with a step | "
-          "change -> finished | vs before | final accuracy |")
+    print(
+        f"| default run, 150 steps (median of {args.repeats}) | change -> first plot | change -> first plot with a step | "
+        "change -> finished | vs before | final accuracy |"
+    )
     print("|---|---|---|---|---|---|")
     before = statistics.median(row["end"] for row in rows["before"])
     for name, results in rows.items():
         end = statistics.median(row["end"] for row in results)
         first = statistics.median(row["first_plot"] for row in results) if "first_plot" in results[0] else None
         first_step = statistics.median(row["first_step_plot"] for row in results) if "first_step_plot" in results[0] else None
-        print(f"| {name} | {'-' if first is None else f'{first:.2f} s'} | {'-' if first_step is None else f'{first_step:.2f} s'} | "
-              f"{end:.1f} s | {before / end:.2f}x | {results[-1]['accuracy']:.3f} |")
+        print(
+            f"| {name} | {'-' if first is None else f'{first:.2f} s'} | {'-' if first_step is None else f'{first_step:.2f} s'} | "
+            f"{end:.1f} s | {before / end:.2f}x | {results[-1]['accuracy']:.3f} |"
+        )
     if args.attention:
         seconds = attention_comparison(args.repeats)
         fused, written = statistics.median(seconds["fused"]), statistics.median(seconds["written out"])
-        print(f"\n30-step runs, no evaluation or probe (median of {args.repeats}): fused attention {fused:.2f} s, "
-              f"written out {written:.2f} s: fused is {written / fused:.2f}x as fast; "
-              f"same sampled rewards: {bool(seconds['same rewards'][0])}; load average: {load_average()}")
+        print(
+            f"\n30-step runs, no evaluation or probe (median of {args.repeats}): fused attention {fused:.2f} s, "
+            f"written out {written:.2f} s: fused is {written / fused:.2f}x as fast; "
+            f"same sampled rewards: {bool(seconds['same rewards'][0])}; load average: {load_average()}"
+        )
 
 
 if __name__ == "__main__":

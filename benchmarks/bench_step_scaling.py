@@ -38,16 +38,18 @@ def child(prompts: int, group: int, micro_batch: int) -> None:
     greedy_accuracy(load_reference_policy(), Task.parse("2d+"), torch.device("cpu"))  # torch, model, eval set loaded
     torch.optim.Adam(torch.nn.Linear(1, 1).parameters())  # the optimiser's one-time imports
     before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    history = train(TrainConfig(prompts_per_step=prompts, group_size=group, micro_batch_size=micro_batch, steps=5,
-                                eval_every=0, probe_every=0)).history
+    history = train(
+        TrainConfig(prompts_per_step=prompts, group_size=group, micro_batch_size=micro_batch, steps=5, eval_every=0, probe_every=0)
+    ).history
     after = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     times = [history[step]["wall_time"] - history[step - 1]["wall_time"] for step in (2, 3, 4)]
     print(json.dumps({"step_s": statistics.median(times), "added_mb": (after - before) / 1024}))
 
 
 def measure(prompts: int, group: int, micro_batch: int) -> dict:
-    output = subprocess.run([sys.executable, __file__, "--child", str(prompts), str(group), str(micro_batch)],
-                            capture_output=True, text=True, check=True).stdout
+    output = subprocess.run(
+        [sys.executable, __file__, "--child", str(prompts), str(group), str(micro_batch)], capture_output=True, text=True, check=True
+    ).stdout
     return json.loads(output.strip().splitlines()[-1])
 
 
@@ -61,16 +63,22 @@ def main() -> None:
         return
     from matplotlib.figure import Figure
 
-    print(f"machine: {os.cpu_count()} cores, torch {torch.__version__}, 1 torch thread; "
-          f"load average before: {' '.join(f'{v:.1f}' for v in os.getloadavg())}")
+    print(
+        f"machine: {os.cpu_count()} cores, torch {torch.__version__}, 1 torch thread; "
+        f"load average before: {' '.join(f'{v:.1f}' for v in os.getloadavg())}"
+    )
     rows = [(P, G, measure(P, G, 0), measure(P, G, MICRO_BATCH)) for P, G in SIZES]
     print(f"load average after: {' '.join(f'{v:.1f}' for v in os.getloadavg())}\n")
-    print(f"| P x G | step, whole batch | step, micro_batch_size={MICRO_BATCH} | memory added, whole batch | "
-          f"memory added, micro_batch_size={MICRO_BATCH} |")
+    print(
+        f"| P x G | step, whole batch | step, micro_batch_size={MICRO_BATCH} | memory added, whole batch | "
+        f"memory added, micro_batch_size={MICRO_BATCH} |"
+    )
     print("|---|---|---|---|---|")
     for P, G, whole, micro in rows:
-        print(f"| {P} x {G} = {P * G} | {whole['step_s'] * 1000:.0f} ms | {micro['step_s'] * 1000:.0f} ms | "
-              f"{whole['added_mb']:.0f} MB | {micro['added_mb']:.0f} MB |")
+        print(
+            f"| {P} x {G} = {P * G} | {whole['step_s'] * 1000:.0f} ms | {micro['step_s'] * 1000:.0f} ms | "
+            f"{whole['added_mb']:.0f} MB | {micro['added_mb']:.0f} MB |"
+        )
 
     responses = [P * G for P, G, _, _ in rows]
     figure = Figure(figsize=(10, 3.8), layout="constrained")
@@ -81,8 +89,7 @@ def main() -> None:
     per_response = rows[-1][2]["step_s"] * 1000 / responses[-1]
     time_axis.plot(responses, [per_response * n for n in responses], ":", color="0.5", label="linear through the largest")
     time_axis.set(xscale="log", yscale="log", xlabel="responses per step (P x G)", ylabel="ms per step", title="Time of one step")
-    memory_axis.set(xscale="log", xlabel="responses per step (P x G)", ylabel="MB added to peak resident memory",
-                    title="Memory a step adds")
+    memory_axis.set(xscale="log", xlabel="responses per step (P x G)", ylabel="MB added to peak resident memory", title="Memory a step adds")
     for axis in (time_axis, memory_axis):
         axis.grid(alpha=0.3)
         axis.legend(fontsize=8)

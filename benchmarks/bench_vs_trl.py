@@ -42,7 +42,7 @@ def stamp() -> tuple[float, float]:
 
 def step_durations(step_ends: list[tuple[float, float]], warmup: int) -> list[tuple[float, float]]:
     """(wall, CPU) seconds of each step after the first ``warmup`` (>= 1). step_ends[i]: stamp() when step i + 1 ended."""
-    return [(later[0] - earlier[0], later[1] - earlier[1]) for earlier, later in zip(step_ends[warmup - 1:], step_ends[warmup:])]
+    return [(later[0] - earlier[0], later[1] - earlier[1]) for earlier, later in zip(step_ends[warmup - 1 :], step_ends[warmup:])]
 
 
 def our_step_times(steps: int, warmup: int) -> list[tuple[float, float]]:
@@ -94,9 +94,14 @@ def full_runs(output_dir: Path, trl_steps: int) -> dict:
     timer, accuracy = StepTimer(), HeldOutAccuracyCallback("2d+", every=10)
     make_trainer(TrainConfig(steps=trl_steps, probe_every=0, device="cpu"), output_dir, callbacks=[timer, accuracy]).train()
     # the timer runs before the evaluation callback: an evaluation ends its step's time plus its own duration
-    trl_curve = [{"step": r["step"], "eval_accuracy": r["eval_accuracy"],
-                  "seconds": (timer.step_ends[r["step"] - 1] if r["step"] else timer.began)[0] - timer.began[0] + r["seconds"]}
-                 for r in accuracy.records]
+    trl_curve = [
+        {
+            "step": r["step"],
+            "eval_accuracy": r["eval_accuracy"],
+            "seconds": (timer.step_ends[r["step"] - 1] if r["step"] else timer.began)[0] - timer.began[0] + r["seconds"],
+        }
+        for r in accuracy.records
+    ]
 
     def first_reach(curve: list[dict]) -> dict | None:
         return next((point for point in curve if point["eval_accuracy"] >= target), None)
@@ -133,12 +138,22 @@ def main(argv: list[str] | None = None) -> dict:
     for round_index in range(args.rounds):
         ours += our_step_times(args.steps, args.warmup)
         theirs += trl_step_times(args.steps, args.warmup, output_dir / f"round{round_index}")
-        print(f"round {round_index + 1}/{args.rounds}: median wall ms so far: ours {summary_ms([w for w, _ in ours])['median']:.1f}, "
-              f"TRL {summary_ms([w for w, _ in theirs])['median']:.1f}", file=sys.stderr, flush=True)
+        print(
+            f"round {round_index + 1}/{args.rounds}: median wall ms so far: ours {summary_ms([w for w, _ in ours])['median']:.1f}, "
+            f"TRL {summary_ms([w for w, _ in theirs])['median']:.1f}",
+            file=sys.stderr,
+            flush=True,
+        )
     threads_variable = f"OMP_NUM_THREADS={os.environ['OMP_NUM_THREADS']} " if "OMP_NUM_THREADS" in os.environ else ""
     command = f"{threads_variable}python benchmarks/bench_vs_trl.py " + " ".join(argv if argv is not None else sys.argv[1:])
-    results = {"machine": machine(), "trl": trl.__version__, "transformers": transformers.__version__, "command": command.strip(),
-               "steps_timed_per_side": len(ours), "load_average_1min": [load_before, os.getloadavg()[0]]}
+    results = {
+        "machine": machine(),
+        "trl": trl.__version__,
+        "transformers": transformers.__version__,
+        "command": command.strip(),
+        "steps_timed_per_side": len(ours),
+        "load_average_1min": [load_before, os.getloadavg()[0]],
+    }
     for clock, index in (("wall", 0), ("cpu", 1)):
         results[clock] = {"ours": summary_ms([t[index] for t in ours]), "trl": summary_ms([t[index] for t in theirs])}
         results[clock]["ratio"] = results[clock]["trl"]["median"] / results[clock]["ours"]["median"]
@@ -155,18 +170,27 @@ def markdown(results: dict) -> str:
         return f"{entry['median']:.1f} ms ({entry['q1']:.1f} to {entry['q3']:.1f})"
 
     wall, cpu = results["wall"], results["cpu"]
-    lines = [f"Machine: {results['machine']}; TRL {results['trl']}, transformers {results['transformers']}.",
-             f"Command: `{results['command']}`",
-             f"Load average (1 min) before and after the timed rounds: {results['load_average_1min'][0]:.1f}, {results['load_average_1min'][1]:.1f}.", "",
-             f"| one GRPO step, 16 prompts x G=8, ~103k-parameter model, CPU ({results['steps_timed_per_side']} timed steps each) "
-             "| wall clock, median (quartiles) | process CPU time, median (quartiles) |", "|---|---|---|",
-             f"| grpo_lab `train` | {cell(wall['ours'])} | {cell(cpu['ours'])} |",
-             f"| TRL `GRPOTrainer` | {cell(wall['trl'])} | {cell(cpu['trl'])} |",
-             f"| **ratio TRL / ours** | **{wall['ratio']:.2f}x** | **{cpu['ratio']:.2f}x** |"]
+    lines = [
+        f"Machine: {results['machine']}; TRL {results['trl']}, transformers {results['transformers']}.",
+        f"Command: `{results['command']}`",
+        f"Load average (1 min) before and after the timed rounds: {results['load_average_1min'][0]:.1f}, {results['load_average_1min'][1]:.1f}.",
+        "",
+        f"| one GRPO step, 16 prompts x G=8, ~103k-parameter model, CPU ({results['steps_timed_per_side']} timed steps each) "
+        "| wall clock, median (quartiles) | process CPU time, median (quartiles) |",
+        "|---|---|---|",
+        f"| grpo_lab `train` | {cell(wall['ours'])} | {cell(cpu['ours'])} |",
+        f"| TRL `GRPOTrainer` | {cell(wall['trl'])} | {cell(cpu['trl'])} |",
+        f"| **ratio TRL / ours** | **{wall['ratio']:.2f}x** | **{cpu['ratio']:.2f}x** |",
+    ]
     full = results.get("full")
     if full:
-        lines += ["", f"Full runs to our final held-out accuracy ({full['target']:.3f}), greedy evaluation every 10 steps included on both sides:", "",
-                  "| | first eval at or above the target | wall time to it | final held-out accuracy |", "|---|---|---|---|"]
+        lines += [
+            "",
+            f"Full runs to our final held-out accuracy ({full['target']:.3f}), greedy evaluation every 10 steps included on both sides:",
+            "",
+            "| | first eval at or above the target | wall time to it | final held-out accuracy |",
+            "|---|---|---|---|",
+        ]
         for name, key in (("grpo_lab", "ours"), ("TRL", "trl")):
             reached, curve = full[f"{key}_reached"], full[key]
             where = f"step {reached['step']}" if reached else f"not reached in {curve[-1]['step']} steps"

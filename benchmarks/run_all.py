@@ -1,6 +1,6 @@
 """Run every benchmark in this folder, one process each, and print their reports in turn.
 
-    python benchmarks/run_all.py        # what `make benchmarks` runs; paste results into README.md
+python benchmarks/run_all.py        # what `make benchmarks` runs; paste results into README.md
 """
 
 import subprocess

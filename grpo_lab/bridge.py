@@ -39,13 +39,12 @@ try:
     import trl
     from tokenizers import Regex, Tokenizer, decoders, models, pre_tokenizers
 except ImportError as error:  # pragma: no cover - exercised only without the extra
-    raise ImportError(
-        f"grpo_lab.bridge needs the optional TRL extra ({error.name} is missing): pip install -e \".[trl]\""
-    ) from None
+    raise ImportError(f'grpo_lab.bridge needs the optional TRL extra ({error.name} is missing): pip install -e ".[trl]"') from None
 
+from .evaluation import greedy_accuracy  # noqa: E402
 from .policy import PolicyConfig, TinyTransformer, load_reference_policy  # noqa: E402
 from .task import EOS, EOS_ID, PAD, PAD_ID, VOCAB, ProblemSampler, RewardModel, Task  # noqa: E402
-from .trainer import TrainConfig, greedy_accuracy  # noqa: E402
+from .trainer import TrainConfig  # noqa: E402
 
 TRL_STD_EPS = 1e-4  # TRL divides by (std + 1e-4), a constant in its code, not a setting
 LOSS_TYPES = {"seq_mean": "grpo", "token_mean": "dapo", "token_sum_norm": "dr_grpo"}  # our loss_agg -> TRL loss_type
@@ -73,8 +72,11 @@ KNOB_MAP: list[tuple[str, str, str]] = [
     ("device", "GRPOConfig.use_cpu", "'cpu' -> use_cpu=True; accelerate picks the GPU otherwise"),
     ("task", "the dataset (task_dataset) + GRPOConfig.max_completion_length", "max_completion_length = the task's longest answer"),
     ("reference", "the model (gpt2_from_tiny)", "an exact GPT-2 copy of the reference policy"),
-    ("reward, reward_offset, reward_scale, reward_noise, hard_reward_scale", "the reward function (reward_function)",
-     "our RewardModel behind TRL's signature; the dataset's 'hard' column marks the problems hard_reward_scale scales"),
+    (
+        "reward, reward_offset, reward_scale, reward_noise, hard_reward_scale",
+        "the reward function (reward_function)",
+        "our RewardModel behind TRL's signature; the dataset's 'hard' column marks the problems hard_reward_scale scales",
+    ),
     ("eval_every", "a callback (HeldOutAccuracyCallback)", "greedy accuracy on our held-out set"),
 ]
 
@@ -111,19 +113,35 @@ UNMAPPED: list[Unmapped] = [
     Unmapped("baseline", "'rloo'", "GRPOTrainer has no leave-one-out baseline (TRL's separate RLOOTrainer has)", lambda c: c.baseline == "rloo"),
     Unmapped("baseline", "'ema'", "TRL has no moving-average baseline across steps", lambda c: c.baseline == "ema"),
     Unmapped("baseline", "'critic'", "GRPOTrainer has no value model (that is PPO)", lambda c: c.baseline == "critic"),
-    Unmapped("std_eps", "anything but 1e-4 (with zscore)", "TRL's epsilon is the constant 1e-4 in its code",
-             lambda c: _zscore(c) and c.std_eps != TRL_STD_EPS),
+    Unmapped(
+        "std_eps",
+        "anything but 1e-4 (with zscore)",
+        "TRL's epsilon is the constant 1e-4 in its code",
+        lambda c: _zscore(c) and c.std_eps != TRL_STD_EPS,
+    ),
     Unmapped("std_ddof", "0 (with zscore)", "TRL's std always uses Bessel's correction (ddof 1)", lambda c: _zscore(c) and c.std_ddof != 1),
-    Unmapped("eps_mode", "'clamp' (with zscore)", "TRL divides by std + 1e-4; it has no max(std, eps) form",
-             lambda c: _zscore(c) and c.eps_mode != "add"),
-    Unmapped("skip_zero_std_groups", "True", "GRPOTrainer has no dynamic-sampling filter: zero-std groups stay in the batch with advantage 0",
-             lambda c: c.skip_zero_std_groups),
-    Unmapped("dynamic_sampling_batches", "> 0", "GRPOTrainer has no dynamic sampling (over-sample and refill the batch with groups "
-             "whose rewards differ); verl's DAPO recipe has it (filter_groups, max_num_gen_batches)",
-             lambda c: c.dynamic_sampling_batches > 0),
-    Unmapped("micro_batch_size", "one that does not divide prompts_per_step x group_size",
-             "TRL splits the generation batch into equal micro-batches",
-             lambda c: 0 < c.micro_batch_size < c.prompts_per_step * c.group_size and (c.prompts_per_step * c.group_size) % c.micro_batch_size != 0),
+    Unmapped(
+        "eps_mode", "'clamp' (with zscore)", "TRL divides by std + 1e-4; it has no max(std, eps) form", lambda c: _zscore(c) and c.eps_mode != "add"
+    ),
+    Unmapped(
+        "skip_zero_std_groups",
+        "True",
+        "GRPOTrainer has no dynamic-sampling filter: zero-std groups stay in the batch with advantage 0",
+        lambda c: c.skip_zero_std_groups,
+    ),
+    Unmapped(
+        "dynamic_sampling_batches",
+        "> 0",
+        "GRPOTrainer has no dynamic sampling (over-sample and refill the batch with groups "
+        "whose rewards differ); verl's DAPO recipe has it (filter_groups, max_num_gen_batches)",
+        lambda c: c.dynamic_sampling_batches > 0,
+    ),
+    Unmapped(
+        "micro_batch_size",
+        "one that does not divide prompts_per_step x group_size",
+        "TRL splits the generation batch into equal micro-batches",
+        lambda c: 0 < c.micro_batch_size < c.samples_per_step and c.samples_per_step % c.micro_batch_size != 0,
+    ),
 ]
 
 # Our knobs that change nothing in TRL's training and are left out of the GRPOConfig.
@@ -157,8 +175,7 @@ TRL_ONLY: dict[str, str] = {
 
 def unmapped_reasons(config: TrainConfig) -> list[str]:
     """One line per knob of ``config`` that TRL cannot express (empty when everything maps)."""
-    return [f"{entry.knob}={getattr(config, entry.knob)!r} has no TRL equivalent: {entry.reason}"
-            for entry in UNMAPPED if entry.applies(config)]
+    return [f"{entry.knob}={getattr(config, entry.knob)!r} has no TRL equivalent: {entry.reason}" for entry in UNMAPPED if entry.applies(config)]
 
 
 def to_grpo_config(config: TrainConfig, output_dir: str | Path | None = None, **overrides) -> trl.GRPOConfig:
@@ -169,7 +186,7 @@ def to_grpo_config(config: TrainConfig, output_dir: str | Path | None = None, **
     if problems:
         raise ValueError(problems[0])
     task = Task.parse(config.task)
-    batch = config.prompts_per_step * config.group_size  # completions per step
+    batch = config.samples_per_step  # completions per step
     micro = min(config.micro_batch_size or batch, batch)  # as ours: a micro-batch larger than the batch is the batch
     settings = dict(FIXED_TRL_SETTINGS)
     settings.update(
@@ -205,18 +222,17 @@ def task_dataset(task: str | Task = "2d+", size: int = 1024, seed: int = 0) -> d
     return datasets.Dataset.from_dict({"prompt": batch.texts, "answer": batch.answers, "hard": batch.hard.tolist()})
 
 
-def reward_function(kind: str = "exact", offset: float = 0.0, scale: float = 1.0, noise: float = 0.0, seed: int = 0,
-                    hard_scale: float = 1.0) -> Callable:
+def reward_function(
+    kind: str = "exact", offset: float = 0.0, scale: float = 1.0, noise: float = 0.0, seed: int = 0, hard_scale: float = 1.0
+) -> Callable:
     """Our (possibly distorted) reward model with TRL's reward-function signature:
     ``task_reward(prompts, completions, answer, hard, **kwargs) -> list[float]``, one reward per
-    completion; ``hard_scale`` multiplies the rewards of hard problems afterwards, as train() does.
+    completion; ``hard_scale`` multiplies the rewards of hard problems (RewardModel, as in train()).
     TRL passes the dataset's columns by name and logs the mean as ``rewards/task_reward/mean``."""
-    reward_model = RewardModel(kind, offset, scale, noise, seed)
+    reward_model = RewardModel(kind, offset, scale, noise, seed, hard_scale)
 
     def task_reward(prompts: list[str], completions: list[str], answer: list[str], hard: list[bool] | None = None, **kwargs) -> list[float]:
-        rewards, _ = reward_model(completions, answer)
-        if hard_scale != 1.0:
-            rewards = torch.where(torch.tensor(hard, dtype=torch.bool), rewards * hard_scale, rewards)
+        rewards, _ = reward_model(completions, answer, None if hard is None else torch.tensor(hard, dtype=torch.bool))
         return rewards.tolist()
 
     return task_reward
@@ -236,10 +252,21 @@ def gpt2_config(policy_config: PolicyConfig | None = None) -> transformers.GPT2C
     vocabulary and context, exact GELU, no dropout, an output layer of its own (not tied to the embedding)."""
     policy_config = policy_config or PolicyConfig()
     return transformers.GPT2Config(
-        vocab_size=policy_config.vocab_size, n_positions=policy_config.max_len, n_embd=policy_config.d_model,
-        n_layer=policy_config.n_layers, n_head=policy_config.n_heads, n_inner=4 * policy_config.d_model,
-        activation_function="gelu", resid_pdrop=0.0, embd_pdrop=0.0, attn_pdrop=0.0, layer_norm_epsilon=1e-5,
-        tie_word_embeddings=False, bos_token_id=EOS_ID, eos_token_id=EOS_ID, pad_token_id=PAD_ID,
+        vocab_size=policy_config.vocab_size,
+        n_positions=policy_config.max_len,
+        n_embd=policy_config.d_model,
+        n_layer=policy_config.n_layers,
+        n_head=policy_config.n_heads,
+        n_inner=4 * policy_config.d_model,
+        activation_function="gelu",
+        resid_pdrop=0.0,
+        embd_pdrop=0.0,
+        attn_pdrop=0.0,
+        layer_norm_epsilon=1e-5,
+        tie_word_embeddings=False,
+        bos_token_id=EOS_ID,
+        eos_token_id=EOS_ID,
+        pad_token_id=PAD_ID,
     )
 
 
@@ -250,9 +277,13 @@ _CONV1D = ("qkv", "proj", "mlp.0", "mlp.2")
 
 def _name_pairs(policy_config: PolicyConfig) -> list[tuple[str, str, bool]]:
     """(TinyTransformer parameter, GPT-2 parameter, transposed) for every parameter but the output layer's."""
-    pairs = [("token_embedding.weight", "transformer.wte.weight", False), ("position_embedding.weight", "transformer.wpe.weight", False),
-             ("norm.weight", "transformer.ln_f.weight", False), ("norm.bias", "transformer.ln_f.bias", False),
-             ("head.weight", "lm_head.weight", False)]
+    pairs = [
+        ("token_embedding.weight", "transformer.wte.weight", False),
+        ("position_embedding.weight", "transformer.wpe.weight", False),
+        ("norm.weight", "transformer.ln_f.weight", False),
+        ("norm.bias", "transformer.ln_f.bias", False),
+        ("head.weight", "lm_head.weight", False),
+    ]
     for layer in range(policy_config.n_layers):
         for ours, theirs in _BLOCK_NAMES.items():
             for kind in ("weight", "bias"):
@@ -281,13 +312,15 @@ def gpt2_from_tiny(policy: TinyTransformer) -> transformers.GPT2LMHeadModel:
 
 def tiny_from_gpt2(model: transformers.GPT2LMHeadModel) -> TinyTransformer:
     """The inverse of ``gpt2_from_tiny`` (output bias 0): lets our own functions, e.g.
-    ``trainer.greedy_accuracy`` and ``policy.token_logprobs``, score a model TRL trained."""
+    ``evaluation.greedy_accuracy`` and ``policy.token_logprobs``, score a model TRL trained."""
     config = model.config
-    policy = TinyTransformer(PolicyConfig(vocab_size=config.vocab_size, max_len=config.n_positions, d_model=config.n_embd,
-                                          n_layers=config.n_layer, n_heads=config.n_head))
+    policy = TinyTransformer(
+        PolicyConfig(vocab_size=config.vocab_size, max_len=config.n_positions, d_model=config.n_embd, n_layers=config.n_layer, n_heads=config.n_head)
+    )
     theirs_state = {name: tensor.detach().cpu() for name, tensor in model.state_dict().items()}
-    state = {ours: (theirs_state[theirs].T if transposed else theirs_state[theirs]).contiguous()
-             for ours, theirs, transposed in _name_pairs(policy.config)}
+    state = {
+        ours: (theirs_state[theirs].T if transposed else theirs_state[theirs]).contiguous() for ours, theirs, transposed in _name_pairs(policy.config)
+    }
     state["head.bias"] = torch.zeros(config.vocab_size)
     policy.load_state_dict(state, strict=True)
     return policy.eval()
@@ -315,8 +348,7 @@ class HeldOutAccuracyCallback(transformers.TrainerCallback):
             self.evaluate(model, state.global_step)
 
 
-def make_trainer(config: TrainConfig, output_dir: str | Path | None = None, callbacks: list | None = None,
-                 **overrides) -> trl.GRPOTrainer:
+def make_trainer(config: TrainConfig, output_dir: str | Path | None = None, callbacks: list | None = None, **overrides) -> trl.GRPOTrainer:
     """A ready ``trl.GRPOTrainer`` for ``config``: the task's problems, our reward function, an exact
     GPT-2 copy of the reference policy, the character tokenizer and ``to_grpo_config(config)``.
 
@@ -330,8 +362,9 @@ def make_trainer(config: TrainConfig, output_dir: str | Path | None = None, call
     model.config._name_or_path = str(initial)
     trainer = trl.GRPOTrainer(
         model=model,
-        reward_funcs=reward_function(config.reward, config.reward_offset, config.reward_scale, config.reward_noise, config.seed,
-                                     config.hard_reward_scale),
+        reward_funcs=reward_function(
+            config.reward, config.reward_offset, config.reward_scale, config.reward_noise, config.seed, config.hard_reward_scale
+        ),
         args=grpo_config,
         train_dataset=task_dataset(config.task, config.steps * config.prompts_per_step, config.seed),
         processing_class=char_tokenizer(),
@@ -343,9 +376,17 @@ def make_trainer(config: TrainConfig, output_dir: str | Path | None = None, call
 
 # TRL's logged name -> ours. Same name, same meaning, except reward_std: TRL's is the std of all
 # rewards of the batch, ours the mean of the within-group stds (see notebook 07).
-TRL_METRIC_NAMES = {"reward": "reward", "reward_std": "reward_std", "frac_reward_zero_std": "frac_reward_zero_std", "kl": "kl",
-                    "clip_ratio/region_mean": "clip_ratio", "entropy": "entropy", "grad_norm": "grad_norm", "loss": "loss",
-                    "step_time": "step_time"}
+TRL_METRIC_NAMES = {
+    "reward": "reward",
+    "reward_std": "reward_std",
+    "frac_reward_zero_std": "frac_reward_zero_std",
+    "kl": "kl",
+    "clip_ratio/region_mean": "clip_ratio",
+    "entropy": "entropy",
+    "grad_norm": "grad_norm",
+    "loss": "loss",
+    "step_time": "step_time",
+}
 
 
 def trl_history(trainer: trl.GRPOTrainer, held_out: HeldOutAccuracyCallback | None = None) -> list[dict]:

@@ -49,14 +49,20 @@ def parse_bool(text: str) -> bool:
 
 
 def add_config_flags(parser: argparse.ArgumentParser) -> None:
-    """One flag per TrainConfig field, with its default and its one-line comment as help."""
+    """One flag per TrainConfig field, with its help line (the field's ``metadata["help"]``) and its default."""
     defaults = TrainConfig()
     for config_field in fields(TrainConfig):
         default = getattr(defaults, config_field.name)
         kind = {"int": int, "float": float, "bool": parse_bool}.get(type(default).__name__, str)
         extra = {"nargs": "?", "const": True} if kind is parse_bool else {}
-        parser.add_argument(flag(config_field.name), type=kind, default=default, metavar=type(default).__name__.upper(),
-                            help=f"(default {default!r})", **extra)
+        parser.add_argument(
+            flag(config_field.name),
+            type=kind,
+            default=default,
+            metavar=type(default).__name__.upper(),
+            help=config_field.metadata.get("help", "").replace("%", "%%") + f" (default {default!r})",
+            **extra,
+        )
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -68,7 +74,9 @@ def build_parser() -> argparse.ArgumentParser:
     train_parser.add_argument("--plot", type=Path, help="write the reward / variance / zero-std figure here (PNG)")
     train_parser.add_argument("--quiet", action="store_true", help="no progress bar")
     sweep_parser = commands.add_parser("sweep", help="run a named experiment over seeds; write data/results/NAME.json and .png")
-    sweep_parser.add_argument("name", metavar="NAME", help="an experiment (see grpo_lab/experiments/catalog.py), 'all', or 'claims' (rebuild claims.md)")
+    sweep_parser.add_argument(
+        "name", metavar="NAME", help="an experiment (see grpo_lab/experiments/catalog.py), 'all', or 'claims' (rebuild claims.md)"
+    )
     sweep_parser.add_argument("--seeds", type=int, default=None, help="seeds per cell (default: the experiment's own)")
     sweep_parser.add_argument("--fast", action="store_true", help="the small version (CI); results go to data/results/fast/")
     sweep_parser.add_argument("--workers", type=int, default=2, help="worker processes (default 2)")
@@ -121,8 +129,10 @@ def run_train(args: argparse.Namespace) -> int:
     result = train(config, on_step=on_step)
     bar.close()
     final = result.final
-    print(f"{result.status}: held-out accuracy {final['initial_eval_accuracy']:.3f} -> {final.get('eval_accuracy', float('nan')):.3f} "
-          f"after {final.get('step', 0)} steps, {final.get('samples', 0)} responses, {final.get('wall_time', 0):.1f} s")
+    print(
+        f"{result.status}: held-out accuracy {final['initial_eval_accuracy']:.3f} -> {final.get('eval_accuracy', float('nan')):.3f} "
+        f"after {final.get('step', 0)} steps, {final.get('samples', 0)} responses, {final.get('wall_time', 0):.1f} s"
+    )
     if result.message:
         print(result.message)
     if out:

@@ -85,8 +85,9 @@ def whiten(advantages: torch.Tensor, mask: torch.Tensor, eps: float = 1e-8) -> t
     return (advantages - mean) / (variance.sqrt() + eps) * mask
 
 
-def value_loss(values: torch.Tensor, returns: torch.Tensor, mask: torch.Tensor,
-               old_values: torch.Tensor | None = None, value_clip: float = 0.0) -> torch.Tensor:
+def value_loss(
+    values: torch.Tensor, returns: torch.Tensor, mask: torch.Tensor, old_values: torch.Tensor | None = None, value_clip: float = 0.0
+) -> torch.Tensor:
     """Mean squared error between V and the returns over answer tokens (a scalar); all inputs [b, La].
 
     With ``value_clip`` > 0 (and the values the critic gave when the batch was sampled), the
@@ -101,9 +102,20 @@ def value_loss(values: torch.Tensor, returns: torch.Tensor, mask: torch.Tensor,
     return (squared * mask).sum() / mask.sum()
 
 
-def update_critic(value_model: ValueModel, optimizer: torch.optim.Optimizer, prompts: torch.Tensor, answers: torch.Tensor,
-                  mask: torch.Tensor, returns: torch.Tensor, old_values: torch.Tensor, epochs: int, minibatches: int,
-                  value_clip: float, max_grad_norm: float, generator: torch.Generator) -> dict:
+def update_critic(
+    value_model: ValueModel,
+    optimizer: torch.optim.Optimizer,
+    prompts: torch.Tensor,
+    answers: torch.Tensor,
+    mask: torch.Tensor,
+    returns: torch.Tensor,
+    old_values: torch.Tensor,
+    epochs: int,
+    minibatches: int,
+    value_clip: float,
+    max_grad_norm: float,
+    generator: torch.Generator,
+) -> dict:
     """Fit the critic to one batch's returns: ``epochs`` passes, each over ``minibatches`` shuffled
     minibatches, one optimiser step per minibatch (epochs x minibatches updates in all).
 
@@ -118,9 +130,8 @@ def update_critic(value_model: ValueModel, optimizer: torch.optim.Optimizer, pro
         last_pass.clear()
         order = torch.randperm(rows, generator=generator).to(prompts.device)
         for start in range(0, rows, size):
-            index = order[start:start + size]
-            loss = value_loss(answer_values(value_model, prompts[index], answers[index]), returns[index], mask[index],
-                              old_values[index], value_clip)
+            index = order[start : start + size]
+            loss = value_loss(answer_values(value_model, prompts[index], answers[index]), returns[index], mask[index], old_values[index], value_clip)
             optimizer.zero_grad(set_to_none=True)
             loss.backward()
             torch.nn.utils.clip_grad_norm_(parameters, max_grad_norm)

@@ -18,7 +18,7 @@ import torch
 
 from .advantages import compute_advantages
 from .critic import gae
-from .trainer import kl_k3
+from .losses import kl_k3
 
 PASS, FAIL, NOT_ATTEMPTED, RECORDED = "PASS", "FAIL", "NOT ATTEMPTED", "PREDICTION RECORDED"
 PREDICTION_RTOL = 0.02  # a number worked out by hand may be rounded to two significant digits
@@ -198,8 +198,9 @@ def loss_batch(prompts_per_step: int = 4, group_size: int = 4, seed: int = 0) ->
 
 
 def reference_grpo_loss(batch: dict, rewards: torch.Tensor, old_logprobs: torch.Tensor, options: dict) -> tuple:
-    """The library's answer: compute_advantages, then the trainer's policy_loss_terms and aggregate."""
-    from .trainer import TrainConfig, aggregate, policy_loss_terms
+    """The library's answer: compute_advantages, then losses.py's policy_loss_terms and aggregate."""
+    from .losses import aggregate, policy_loss_terms
+    from .trainer import TrainConfig
 
     advantages = compute_advantages(rewards, "zscore", options["std_eps"], std_scope=options["std_scope"], std_ddof=options["std_ddof"])
     mask = batch["mask"]

@@ -723,7 +723,7 @@ class GRPOLab:
                   for run in shown]
         newest = shown[-1] if shown else None
         x_key = self.x_axis.value
-        x_max = max((run.config.steps * (1 if x_key == "step" else run.config.prompts_per_step * run.config.group_size)
+        x_max = max((run.config.steps * (1 if x_key == "step" else run.config.samples_per_step)
                      for run in shown), default=None)
         advantages_title = ""
         if newest is not None and newest.advantages is not None:

@@ -26,8 +26,7 @@ def step_bytes(responses: int, backward_responses: int, answer_tokens: int, sequ
     """Estimated peak bytes of one training step: ``responses`` in the batch (P x G), of which
     ``backward_responses`` are back-propagated at once, answers of up to ``answer_tokens`` tokens
     after prompts that make ``sequence_tokens`` in all."""
-    return (BASE_BYTES + responses * sequence_tokens * BATCH_BYTES_PER_TOKEN
-            + backward_responses * answer_tokens * ACTIVATION_BYTES_PER_ANSWER_TOKEN)
+    return BASE_BYTES + responses * sequence_tokens * BATCH_BYTES_PER_TOKEN + backward_responses * answer_tokens * ACTIVATION_BYTES_PER_ANSWER_TOKEN
 
 
 def available_bytes(device: torch.device) -> int | None:

@@ -36,7 +36,9 @@ def draw_run_panels(axes, history: list[dict], label: str = "", color=None, alph
     reward_axis, variance_axis, zero_std_axis = axes
     (line,) = reward_axis.plot(*series(history, "reward", x_key), color=color, alpha=0.45 * alpha, lw=1, label=f"{label} train reward".strip())
     color = line.get_color()
-    reward_axis.plot(*series(history, "eval_accuracy", x_key), color=color, alpha=alpha, lw=2, marker="o", ms=3, label=f"{label} eval accuracy".strip())
+    reward_axis.plot(
+        *series(history, "eval_accuracy", x_key), color=color, alpha=alpha, lw=2, marker="o", ms=3, label=f"{label} eval accuracy".strip()
+    )
     variance_axis.plot(*series(history, "grad_var", x_key), color=color, alpha=alpha, lw=2, marker="o", ms=3, label=label or "grad_var")
     zero_std_axis.plot(*series(history, "frac_reward_zero_std", x_key), color=color, alpha=alpha, lw=1.5, label=label or "frac_reward_zero_std")
 
@@ -220,10 +222,20 @@ class LiveRunFigure:
 
     def _style(self) -> None:
         size = LIVE_FONT_SIZES
-        titles = {"reward": "Train reward (thin), held-out accuracy (dots)", "variance": "Gradient variance (solid), grad_snr (dashed; pure noise ~1)",
-                  "zero_std": "Zero-std groups (solid), max |adv| (dashed)", "histogram": "Advantages of the latest step"}
-        y_labels = {"reward": "reward / accuracy", "variance": "grad_var (log)", "snr": "grad_snr (noise floor 1)", "zero_std": "frac_reward_zero_std",
-                    "adv_max": "adv_abs_max (log)", "histogram": "responses"}
+        titles = {
+            "reward": "Train reward (thin), held-out accuracy (dots)",
+            "variance": "Gradient variance (solid), grad_snr (dashed; pure noise ~1)",
+            "zero_std": "Zero-std groups (solid), max |adv| (dashed)",
+            "histogram": "Advantages of the latest step",
+        }
+        y_labels = {
+            "reward": "reward / accuracy",
+            "variance": "grad_var (log)",
+            "snr": "grad_snr (noise floor 1)",
+            "zero_std": "frac_reward_zero_std",
+            "adv_max": "adv_abs_max (log)",
+            "histogram": "responses",
+        }
         for name, axis in self.panels.items():
             if name in titles:
                 axis.set_title(titles[name], fontsize=size["title"])
@@ -232,8 +244,15 @@ class LiveRunFigure:
             axis.set_ylabel(y_labels[name], fontsize=size["label"])
             axis.tick_params(labelsize=size["tick"])
 
-    def update(self, runs: list[RunCurves], x_key: str = "step", x_max: float | None = None,
-               advantages=None, advantages_title: str = "", histogram_color=None) -> None:
+    def update(
+        self,
+        runs: list[RunCurves],
+        x_key: str = "step",
+        x_max: float | None = None,
+        advantages=None,
+        advantages_title: str = "",
+        histogram_color=None,
+    ) -> None:
         """Show ``runs`` (oldest first). advantages: the latest step's advantages, any shape, or
         None; x_max: the right end of the x axis (the planned length of the longest run)."""
         frame = (x_key, x_max, tuple((run.key, run.label, run.color, run.faded, run.live) for run in runs))
@@ -276,8 +295,13 @@ class LiveRunFigure:
                 (lines[metric],) = axis.plot([], [], **style)
             line = lines[metric]
             line.set_data(x, mean)
-            line.set(color=run.color, alpha=alpha * (0.6 if metric == "reward" else 1.0), animated=run.live,
-                     linewidth=style["lw"] * (0.7 if run.faded else 1.0), zorder=1 if run.faded else 3)
+            line.set(
+                color=run.color,
+                alpha=alpha * (0.6 if metric == "reward" else 1.0),
+                animated=run.live,
+                linewidth=style["lw"] * (0.7 if run.faded else 1.0),
+                zorder=1 if run.faded else 3,
+            )
             if len(x):
                 extents.setdefault(panel, []).extend([float(low.min()), float(high.max())])
             if len(run.histories) > 1 and len(x):
@@ -351,9 +375,18 @@ class LiveRunFigure:
         labels = [run.label for run in runs]
         # right under the bottom panels' axis labels, two columns; png() crops the picture below it
         below_labels = 0.23 - 3.6 * LIVE_FONT_SIZES["label"] / 72 * self.dpi / self.height_px
-        self._legend = self.figure.legend(handles, labels, loc="upper center", bbox_to_anchor=(0.5, below_labels), ncol=2,
-                                          fontsize=LIVE_FONT_SIZES["legend"], title="runs (earlier ones faded, newest last)",
-                                          title_fontsize=LIVE_FONT_SIZES["legend"], frameon=False, columnspacing=3)
+        self._legend = self.figure.legend(
+            handles,
+            labels,
+            loc="upper center",
+            bbox_to_anchor=(0.5, below_labels),
+            ncol=2,
+            fontsize=LIVE_FONT_SIZES["legend"],
+            title="runs (earlier ones faded, newest last)",
+            title_fontsize=LIVE_FONT_SIZES["legend"],
+            frameon=False,
+            columnspacing=3,
+        )
 
     def png(self) -> bytes:
         """The figure as PNG bytes: a full draw when the background is stale, else the background
@@ -380,6 +413,7 @@ class LiveRunFigure:
 # --- experiment figures: seed means with their spread ------------------------------------------------
 # Used by grpo_lab/experiments/figures.py: every figure there shows the mean over seeds with a band
 # or error bars of one standard deviation.
+
 
 def draw_seed_band(axis, x, per_seed, label: str = "", color=None, **style):
     """Mean over seeds as a line, mean +- one std as a band. x: [n]; per_seed: [seeds][n] with

@@ -16,11 +16,12 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
+from . import paths
 from .files import write_atomically
 from .task import EOS_ID, MAX_DIGITS, OPERATIONS, PAD_ID, VOCAB, Task
 
 REFERENCE_NAMES = ("default", "weak")
-DATA_DIR = Path(__file__).resolve().parent.parent / "data"
+DATA_DIR = paths.DATA_DIR
 _LONGEST_TASK = Task(MAX_DIGITS, OPERATIONS)
 # positions a policy must read for every task: the prompt, then each answer token but the last
 LONGEST_SEQUENCE = _LONGEST_TASK.prompt_length + _LONGEST_TASK.max_answer_length - 1
@@ -45,9 +46,7 @@ class Block(nn.Module):
         self.qkv = nn.Linear(config.d_model, 3 * config.d_model)
         self.proj = nn.Linear(config.d_model, config.d_model)
         self.norm2 = nn.LayerNorm(config.d_model)
-        self.mlp = nn.Sequential(
-            nn.Linear(config.d_model, 4 * config.d_model), nn.GELU(), nn.Linear(4 * config.d_model, config.d_model)
-        )
+        self.mlp = nn.Sequential(nn.Linear(config.d_model, 4 * config.d_model), nn.GELU(), nn.Linear(4 * config.d_model, config.d_model))
 
     def forward(self, x: torch.Tensor, cache: dict | None = None) -> torch.Tensor:
         """x: [B, T, D]. With a ``cache``, keys and values of earlier positions are kept in it, so
@@ -235,8 +234,10 @@ def shipped_checksums() -> dict[str, str]:
     try:
         checksums = json.loads(CHECKSUMS_PATH.read_text())
     except ValueError:
-        raise ValueError(f"{CHECKSUMS_PATH} is not valid JSON: restore it with `git checkout {CHECKSUMS_PATH.name}` "
-                         "or regenerate the references with: python -m grpo_lab pretrain") from None
+        raise ValueError(
+            f"{CHECKSUMS_PATH} is not valid JSON: restore it with `git checkout {CHECKSUMS_PATH.name}` "
+            "or regenerate the references with: python -m grpo_lab pretrain"
+        ) from None
     return checksums if isinstance(checksums, dict) else {}
 
 
@@ -255,8 +256,10 @@ def verify_shipped_checksum(path: Path) -> None:
         raise ValueError(f"policy file {path} has no checksum in {CHECKSUMS_PATH}: regenerate the references with: python -m grpo_lab pretrain")
     actual = sha256_of(path)
     if actual != expected:
-        raise ValueError(f"policy file {path} is damaged or changed: its SHA-256 is {actual[:12]}..., {CHECKSUMS_PATH.name} says "
-                         f"{expected[:12]}...; restore it (git checkout {path.name}) or regenerate with: python -m grpo_lab pretrain")
+        raise ValueError(
+            f"policy file {path} is damaged or changed: its SHA-256 is {actual[:12]}..., {CHECKSUMS_PATH.name} says "
+            f"{expected[:12]}...; restore it (git checkout {path.name}) or regenerate with: python -m grpo_lab pretrain"
+        )
 
 
 def architecture_problem(config: dict) -> str | None:
@@ -288,8 +291,10 @@ def weights_problem(state_dict: dict, expected: dict[str, torch.Size]) -> str | 
     unexpected = [str(name) for name in state_dict if name not in expected]
     if missing or unexpected:
         return "it does not match the TinyTransformer architecture it names: " + "; ".join(
-            part for part in (f"missing {', '.join(missing[:3])}" if missing else "",
-                              f"unexpected {', '.join(unexpected[:3])}" if unexpected else "") if part)
+            part
+            for part in (f"missing {', '.join(missing[:3])}" if missing else "", f"unexpected {', '.join(unexpected[:3])}" if unexpected else "")
+            if part
+        )
     for name, shape in expected.items():
         tensor = state_dict[name]
         if not isinstance(tensor, torch.Tensor) or not tensor.is_floating_point():

@@ -19,9 +19,9 @@ from pathlib import Path
 import torch
 import torch.nn.functional as F
 
+from .evaluation import greedy_accuracy
 from .policy import PolicyConfig, TinyTransformer, record_checksum, reference_path, save_policy
 from .task import EOS_ID, ProblemSampler, Task, encode
-from .trainer import greedy_accuracy
 
 
 @dataclass(frozen=True)
@@ -79,8 +79,14 @@ def write_reference(name: str, progress=None) -> tuple[Path, float]:
     SHA-256 in data/reference/checksums.json (checked whenever the shipped file is loaded)."""
     recipe = RECIPES[name]
     policy, accuracy = pretrain(recipe, progress)
-    metadata = {"name": name, "task": recipe.task, "steps": recipe.steps, "seed": recipe.seed,
-                "eval_accuracy": accuracy, "command": "python -m grpo_lab pretrain"}
+    metadata = {
+        "name": name,
+        "task": recipe.task,
+        "steps": recipe.steps,
+        "seed": recipe.seed,
+        "eval_accuracy": accuracy,
+        "command": "python -m grpo_lab pretrain",
+    }
     path = save_policy(policy, reference_path(name), metadata)
     record_checksum(path)
     return path, accuracy

@@ -18,6 +18,7 @@ from pathlib import Path
 
 import torch
 
+from . import paths
 from .files import write_atomically
 
 PAD, EOS = "<pad>", "<eos>"
@@ -27,7 +28,7 @@ PAD_ID, EOS_ID = TOKEN_ID[PAD], TOKEN_ID[EOS]
 OPERATIONS = "+-*"
 MAX_DIGITS = 3
 EVAL_SET_SIZE = 300
-DATA_DIR = Path(__file__).resolve().parent.parent / "data"
+DATA_DIR = paths.DATA_DIR  # read at call time (tests point it elsewhere)
 REWARD_KINDS = ("exact", "partial")
 
 
@@ -44,8 +45,7 @@ class Task:
         match = re.fullmatch(r"([1-9])d([+\-*]+)", spec)
         if match is None or not 1 <= int(match.group(1)) <= MAX_DIGITS:
             raise ValueError(
-                f"task={spec!r} is not valid: write '{{digits}}d{{ops}}' with digits 1 to "
-                f"{MAX_DIGITS} and ops from '+-*', e.g. '2d+' or '1d+-*'"
+                f"task={spec!r} is not valid: write '{{digits}}d{{ops}}' with digits 1 to {MAX_DIGITS} and ops from '+-*', e.g. '2d+' or '1d+-*'"
             )
         ops = "".join(op for op in OPERATIONS if op in match.group(2))
         return cls(digits=int(match.group(1)), ops=ops)
@@ -179,8 +179,10 @@ def eval_problems(task: Task) -> list[tuple[int, str, int]]:
             try:
                 problems = [tuple(p) for p in json.loads(path.read_text())["problems"]]
             except (ValueError, KeyError, TypeError):
-                raise ValueError(f"eval set {path} is not readable (empty or malformed): restore it (git checkout {path.name}) "
-                                 "or regenerate it with: python -m grpo_lab pretrain") from None
+                raise ValueError(
+                    f"eval set {path} is not readable (empty or malformed): restore it (git checkout {path.name}) "
+                    "or regenerate it with: python -m grpo_lab pretrain"
+                ) from None
         else:
             problems = generate_eval_problems(task)
         _EVAL_CACHE[task.name] = problems
@@ -214,24 +216,41 @@ def score_answers(responses: list[str], answers: list[str], kind: str = "exact")
 
 
 class RewardModel:
-    """A simulated, imperfect reward model: task reward, then ``scale * r + offset + noise``.
+    """A simulated, imperfect reward model: task reward, then ``scale * r + offset + noise``, and
+    the rewards of hard problems (``is_hard``) multiplied by ``hard_scale`` last.
 
     This is how the course tests the card's claims about reward-model offsets and scales without
     a real reward model. ``noise`` is Gaussian with the given standard deviation, drawn from the
-    model's own seeded generator so a run stays reproducible.
+    model's own seeded generator so a run stays reproducible. ``hard_scale`` (TrainConfig's
+    ``hard_reward_scale``) gives prompts different reward scales: the training loop, the
+    experiments' probes and the TRL bridge all score through this one path.
     """
 
-    def __init__(self, kind: str = "exact", offset: float = 0.0, scale: float = 1.0, noise: float = 0.0, seed: int = 0):
+    def __init__(self, kind: str = "exact", offset: float = 0.0, scale: float = 1.0, noise: float = 0.0, seed: int = 0, hard_scale: float = 1.0):
         if kind not in REWARD_KINDS:
             raise ValueError(f"reward={kind!r} is not valid: choose one of {', '.join(REWARD_KINDS)}")
-        self.kind, self.offset, self.scale, self.noise = kind, offset, scale, noise
+        self.kind, self.offset, self.scale, self.noise, self.hard_scale = kind, offset, scale, noise, hard_scale
         self.generator = torch.Generator().manual_seed(seed + 7919)
 
-    def __call__(self, responses: list[str], answers: list[str]) -> tuple[torch.Tensor, torch.Tensor]:
-        """Returns (rewards [N] as the learner sees them, correct [N] exact-match 0/1)."""
+    @classmethod
+    def for_config(cls, config, seed: int) -> RewardModel:
+        """The reward model a TrainConfig describes (reward, reward_offset, reward_scale, reward_noise,
+        hard_reward_scale), its noise seeded by ``seed``."""
+        return cls(config.reward, config.reward_offset, config.reward_scale, config.reward_noise, seed, config.hard_reward_scale)
+
+    def __call__(self, responses: list[str], answers: list[str], hard: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor]:
+        """Returns (rewards [N] as the learner sees them, correct [N] exact-match 0/1). ``hard`` [N]
+        bool marks the responses to hard problems; it is needed when ``hard_scale`` is not 1."""
         correct = score_answers(responses, answers, "exact")
         task_reward = correct if self.kind == "exact" else score_answers(responses, answers, self.kind)
         rewards = self.scale * task_reward + self.offset
         if self.noise > 0:
             rewards = rewards + self.noise * torch.randn(rewards.shape, generator=self.generator)
+        if self.hard_scale != 1.0:
+            if hard is None:
+                raise ValueError(
+                    f"hard_reward_scale={self.hard_scale!r} needs to know which problems are hard: "
+                    "pass hard= (a [N] bool tensor, ProblemBatch.hard per response)"
+                )
+            rewards = torch.where(torch.as_tensor(hard, dtype=torch.bool), rewards * self.hard_scale, rewards)
         return rewards, correct

@@ -28,7 +28,9 @@ import torch
 
 from .advantages import BASELINES, EPS_MODES, GROUP_BASELINES, STD_SCOPES, EMABaseline, compute_advantages, equal_groups
 from .critic import ValueModel, answer_values, explained_variance, gae, update_critic, whiten
+from .evaluation import greedy_accuracy, greedy_correct
 from .files import finite_json
+from .losses import LOSS_AGGREGATIONS, aggregate, kl_k3, policy_loss_terms
 from .memory import USABLE_FRACTION, available_bytes, step_bytes
 from .policy import (
     REFERENCE_NAMES,
@@ -40,53 +42,69 @@ from .policy import (
     token_logprobs,
 )
 from .probes import gradient_noise, per_group_gradients
-from .task import REWARD_KINDS, ProblemSampler, RewardModel, Task, decode, eval_batch
+from .task import REWARD_KINDS, ProblemSampler, RewardModel, Task, decode
 
-LOSS_AGGREGATIONS = ("seq_mean", "token_mean", "token_sum_norm")
+# moved to losses.py and evaluation.py; still importable from here (older notebooks and user code)
+__all__ = ["LOSS_AGGREGATIONS", "TrainConfig", "TrainResult", "aggregate", "greedy_accuracy", "greedy_correct", "kl_k3", "policy_loss_terms", "train"]
+
 MAX_GROUP_SIZE = 256
 MAX_PROMPTS_PER_STEP = 1024
 PROBE_CHUNKS = 4  # backward passes per gradient-noise probe (probes.py): fewer is cheaper, more is less noisy
 
 
+def knob(default, help: str):
+    """A TrainConfig field: its default and one line of help (shown by ``python -m grpo_lab train --help``)."""
+    return field(default=default, metadata={"help": help})
+
+
 @dataclass
 class TrainConfig:
-    """Every knob of a run. The command line's flags are these names with '-' for '_'."""
+    """Every knob of a run. The command line's flags are these names with '-' for '_', and each
+    knob's help text (``field.metadata["help"]``) is that flag's ``--help`` line."""
 
-    task: str = "2d+"  # problems: '{digits}d{ops}', digits 1-3, ops from '+-*' (e.g. '2d+', '1d+-*')
-    reference: str = "default"  # starting policy and KL anchor: 'default' (~50% accurate), 'weak' (<15%), or a .pt path
-    group_size: int = 8  # G, responses sampled per prompt (GRPO's group)
-    prompts_per_step: int = 16  # P, prompts per training step; a step samples P*G responses
-    baseline: str = "zscore"  # none | mean | zscore | rloo | ema | critic (see advantages.py)
-    std_eps: float = 1e-4  # epsilon in the z-score's denominator (TRL 1e-4, verl 1e-6, OpenRLHF 1e-9)
-    std_scope: str = "group"  # std over each group, or over the whole batch ('batch', TRL scale_rewards='batch')
-    std_ddof: int = 1  # 1: Bessel's correction (TRL, verl); 0: population std
-    eps_mode: str = "add"  # 'add': std + eps (TRL, verl); 'clamp': max(std, eps) (the card's formula)
-    ema_decay: float = 0.9  # decay of the global moving-average baseline for baseline='ema'
-    kl_coef: float = 0.0  # beta, weight of the k3 KL to the reference (TRL default 0.0; DeepSeekMath 0.04)
-    clip_eps: float = 0.2  # PPO ratio clip: the ratio is clipped to [1 - clip_eps, 1 + clip_eps]
-    inner_epochs: int = 1  # optimiser passes over each batch (TRL num_iterations); >1 makes the clip matter
-    lr: float = 1e-4  # Adam learning rate of the policy
-    critic_lr: float = 3e-4  # Adam learning rate of the critic (baseline='critic' only); CleanRL's 2.5e-4. `sweep critic-fit`: 1e-4 and 3e-4 fit best, 1e-3 and 3e-3 worse
-    critic_epochs: int = 4  # passes of the critic over each batch (CleanRL's update_epochs); the critic needs many more updates than the policy
-    critic_minibatches: int = 4  # shuffled minibatches per critic pass, one Adam step each: epochs x minibatches critic updates per step
-    value_clip: float = 0.0  # PPO's clipped value loss: V moves at most this far from its sampling-time value per batch; 0 = off
-    max_grad_norm: float = 1.0  # gradient norm clip before each optimiser step (TRL default 1.0)
-    steps: int = 150  # training steps
-    temperature: float = 1.0  # sampling temperature of the responses (evaluation is greedy)
-    reward: str = "exact"  # 'exact': 1 if the answer is right else 0; 'partial': credit per correct digit
-    reward_offset: float = 0.0  # simulated reward-model bias added to every reward
-    reward_scale: float = 1.0  # simulated reward-model scale multiplying every reward
-    reward_noise: float = 0.0  # std of Gaussian noise added to every reward
-    hard_reward_scale: float = 1.0  # extra scale on the rewards of 'hard' problems (task.is_hard: a carry): per-prompt scale differences
-    loss_agg: str = "seq_mean"  # seq_mean (GRPO) | token_mean (DAPO) | token_sum_norm (Dr. GRPO)
-    skip_zero_std_groups: bool = False  # drop groups whose rewards are all equal, without refilling (the filter half of DAPO's dynamic sampling)
-    dynamic_sampling_batches: int = 0  # DAPO's dynamic sampling: sample up to this many extra batches of P prompts and refill the batch with groups whose rewards differ (0 = off)
-    micro_batch_size: int = 0  # responses per backward pass (gradient accumulation); 0 = the whole batch
-    gae_lambda: float = 0.95  # GAE's lambda for baseline='critic' (gamma is 1: one reward per response)
-    eval_every: int = 10  # steps between greedy evaluations on the held-out set (0: only first and last)
-    probe_every: int = 10  # steps between gradient-noise probes (grad_var, grad_snr); 0 = never
-    seed: int = 0  # seeds sampling, problems, reward noise and the critic's initialisation
-    device: str = "auto"  # 'auto' (CUDA, then MPS, then CPU), 'cpu', 'cuda' or 'mps'
+    task: str = knob("2d+", "problems: '{digits}d{ops}', digits 1-3, ops from '+-*' (e.g. '2d+', '1d+-*')")
+    reference: str = knob("default", "starting policy and KL anchor: 'default' (~50% accurate), 'weak' (<15%), or a .pt path")
+    group_size: int = knob(8, "G, responses sampled per prompt (GRPO's group)")
+    prompts_per_step: int = knob(16, "P, prompts per training step; a step samples P*G responses")
+    baseline: str = knob("zscore", "none | mean | zscore | rloo | ema | critic (see advantages.py)")
+    std_eps: float = knob(1e-4, "epsilon in the z-score's denominator (TRL 1e-4, verl 1e-6, OpenRLHF 1e-9)")
+    std_scope: str = knob("group", "std over each group, or over the whole batch ('batch', TRL scale_rewards='batch')")
+    std_ddof: int = knob(1, "1: Bessel's correction (TRL, verl); 0: population std")
+    eps_mode: str = knob("add", "'add': std + eps (TRL, verl); 'clamp': max(std, eps) (the card's formula)")
+    ema_decay: float = knob(0.9, "decay of the global moving-average baseline for baseline='ema'")
+    kl_coef: float = knob(0.0, "beta, weight of the k3 KL to the reference (TRL default 0.0; DeepSeekMath 0.04)")
+    clip_eps: float = knob(0.2, "PPO ratio clip: the ratio is clipped to [1 - clip_eps, 1 + clip_eps]")
+    inner_epochs: int = knob(1, "optimiser passes over each batch (TRL num_iterations); >1 makes the clip matter")
+    lr: float = knob(1e-4, "Adam learning rate of the policy")
+    critic_lr: float = knob(
+        3e-4,
+        "Adam learning rate of the critic (baseline='critic' only); CleanRL's 2.5e-4. `sweep critic-fit`: 1e-4 and 3e-4 fit best, 1e-3 and 3e-3 worse",
+    )
+    critic_epochs: int = knob(4, "passes of the critic over each batch (CleanRL's update_epochs); the critic needs many more updates than the policy")
+    critic_minibatches: int = knob(4, "shuffled minibatches per critic pass, one Adam step each: epochs x minibatches critic updates per step")
+    value_clip: float = knob(0.0, "PPO's clipped value loss: V moves at most this far from its sampling-time value per batch; 0 = off")
+    max_grad_norm: float = knob(1.0, "gradient norm clip before each optimiser step (TRL default 1.0)")
+    steps: int = knob(150, "training steps")
+    temperature: float = knob(1.0, "sampling temperature of the responses (evaluation is greedy)")
+    reward: str = knob("exact", "'exact': 1 if the answer is right else 0; 'partial': credit per correct digit")
+    reward_offset: float = knob(0.0, "simulated reward-model bias added to every reward")
+    reward_scale: float = knob(1.0, "simulated reward-model scale multiplying every reward")
+    reward_noise: float = knob(0.0, "std of Gaussian noise added to every reward")
+    hard_reward_scale: float = knob(1.0, "extra scale on the rewards of 'hard' problems (task.is_hard: a carry): per-prompt scale differences")
+    loss_agg: str = knob("seq_mean", "seq_mean (GRPO) | token_mean (DAPO) | token_sum_norm (Dr. GRPO)")
+    skip_zero_std_groups: bool = knob(
+        False, "drop groups whose rewards are all equal, without refilling (the filter half of DAPO's dynamic sampling)"
+    )
+    dynamic_sampling_batches: int = knob(
+        0,
+        "DAPO's dynamic sampling: sample up to this many extra batches of P prompts and refill the batch with groups whose rewards differ (0 = off)",
+    )
+    micro_batch_size: int = knob(0, "responses per backward pass (gradient accumulation); 0 = the whole batch")
+    gae_lambda: float = knob(0.95, "GAE's lambda for baseline='critic' (gamma is 1: one reward per response)")
+    eval_every: int = knob(10, "steps between greedy evaluations on the held-out set (0: only first and last)")
+    probe_every: int = knob(10, "steps between gradient-noise probes (grad_var, grad_snr); 0 = never")
+    seed: int = knob(0, "seeds sampling, problems, reward noise and the critic's initialisation")
+    device: str = knob("auto", "'auto' (CUDA, then MPS, then CPU), 'cpu', 'cuda' or 'mps'")
 
     def __post_init__(self) -> None:
         self._plain_values()
@@ -118,8 +136,12 @@ class TrainConfig:
             ("task", lambda value: Task.parse(value) is not None, "write '{digits}d{ops}', e.g. '2d+'"),
             ("reference", existing_reference, f"choose one of {', '.join(REFERENCE_NAMES)} or the path of an existing .pt file"),
             ("baseline", *one_of(BASELINES)),
-            ("group_size", between(minimum_group, MAX_GROUP_SIZE), f"must be an integer from {minimum_group} to {MAX_GROUP_SIZE}"
-             + (f" (baseline={self.baseline!r} needs at least 2 responses per group)" if minimum_group == 2 else "")),
+            (
+                "group_size",
+                between(minimum_group, MAX_GROUP_SIZE),
+                f"must be an integer from {minimum_group} to {MAX_GROUP_SIZE}"
+                + (f" (baseline={self.baseline!r} needs at least 2 responses per group)" if minimum_group == 2 else ""),
+            ),
             ("prompts_per_step", between(1, MAX_PROMPTS_PER_STEP), f"must be an integer from 1 to {MAX_PROMPTS_PER_STEP}"),
             ("std_eps", between(0, 10), "must be between 0 and 10 (TRL uses 1e-4)"),
             ("std_scope", *one_of(STD_SCOPES)),
@@ -145,13 +167,19 @@ class TrainConfig:
             ("loss_agg", *one_of(LOSS_AGGREGATIONS)),
             ("skip_zero_std_groups", lambda value: True, "must be True or False"),
             ("micro_batch_size", lambda value: value >= 0, "must be an integer >= 0 (0 = the whole batch)"),
-            ("dynamic_sampling_batches", lambda value: 0 <= value <= 64 and (value == 0 or self.group_size >= 2 and self.baseline != "critic"),
-             "must be an integer from 0 (off) to 64, and needs groups (group_size >= 2, not baseline='critic')"),
+            (
+                "dynamic_sampling_batches",
+                lambda value: 0 <= value <= 64 and (value == 0 or self.group_size >= 2 and self.baseline != "critic"),
+                "must be an integer from 0 (off) to 64, and needs groups (group_size >= 2, not baseline='critic')",
+            ),
             ("gae_lambda", lambda value: 0 <= value <= 1, "must be in [0, 1]"),
             ("eval_every", lambda value: value >= 0, "must be an integer >= 0"),
             ("probe_every", lambda value: value >= 0, "must be an integer >= 0"),
-            ("prompts_per_step", lambda value: self.probe_every == 0 or value >= 2,
-             "must be at least 2 when probe_every > 0 (the variance needs two groups)"),
+            (
+                "prompts_per_step",
+                lambda value: self.probe_every == 0 or value >= 2,
+                "must be at least 2 when probe_every > 0 (the variance needs two groups)",
+            ),
             ("seed", between(0, 2**31 - 1), "must be an integer from 0 to 2**31 - 1"),
             ("device", lambda value: resolve_device(value) is not None, "choose one of " + ", ".join(available_devices())),
         ]
@@ -169,8 +197,7 @@ class TrainConfig:
             value, kind = getattr(self, config_field.name), str(config_field.type)
             if not is_of_kind(value, kind):
                 allowed = next((words for name, _, words in rules if name == config_field.name), f"must be {KIND_WORDS[kind]}")
-                raise ValueError(f"{config_field.name}={shown(value)} is not valid: {allowed} "
-                                 f"({type(value).__name__}, not {KIND_WORDS[kind]})")
+                raise ValueError(f"{config_field.name}={shown(value)} is not valid: {allowed} ({type(value).__name__}, not {KIND_WORDS[kind]})")
         for name, test, allowed in rules:
             try:
                 ok = bool(test(getattr(self, name)))
@@ -182,6 +209,11 @@ class TrainConfig:
         if problem:
             raise ValueError(problem)
         return self
+
+    @property
+    def samples_per_step(self) -> int:
+        """Responses sampled per step, P x G (before dynamic sampling's extra draws)."""
+        return self.prompts_per_step * self.group_size
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -207,7 +239,7 @@ def memory_problem(config: TrainConfig) -> str | None:
         return None
     task = Task.parse(config.task)
     P, G = config.prompts_per_step, config.group_size
-    responses = P * G
+    responses = config.samples_per_step
     probe_rows = G * (P // probe_chunks(P)) if config.probe_every and P >= 2 else 0
     backward = max(min(config.micro_batch_size or responses, responses), probe_rows)
     lengths = (task.max_answer_length, task.prompt_length + task.max_answer_length)
@@ -215,8 +247,10 @@ def memory_problem(config: TrainConfig) -> str | None:
     if step_bytes(responses, backward, *lengths) <= budget:
         return None
     need, usable, have = step_bytes(responses, backward, *lengths) / 2**30, budget / 2**30, available / 2**30
-    shape = (f"{P} prompts x {G} responses = {responses} responses per step need about {need:.1f} GB, more than the {usable:.1f} GB "
-             f"usable ({USABLE_FRACTION:.0%} of the {have:.1f} GB available)")
+    shape = (
+        f"{P} prompts x {G} responses = {responses} responses per step need about {need:.1f} GB, more than the {usable:.1f} GB "
+        f"usable ({USABLE_FRACTION:.0%} of the {have:.1f} GB available)"
+    )
     if step_bytes(responses, 1, *lengths) > budget:
         return f"prompts_per_step={P} is not valid: {shape}, and even micro-batches of 1 would not fit; use fewer prompts or a smaller group_size"
     fits = next(size for size in (2**k for k in range(20, -1, -1)) if step_bytes(responses, size, *lengths) <= budget)
@@ -232,7 +266,7 @@ KIND_WORDS = {"int": "an integer", "float": "a number", "bool": "True or False",
 def shown(value, limit: int = 60) -> str:
     """repr(value), cut to ``limit`` characters (an error line stays one readable line)."""
     text = repr(value)
-    return text if len(text) <= limit else text[:limit - 3] + "..."
+    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 def is_of_kind(value, kind: str) -> bool:
@@ -300,73 +334,24 @@ class NonFiniteError(RuntimeError):
     """Raised inside the loop when advantages, losses or gradients stop being finite numbers."""
 
 
-def greedy_correct(policy: TinyTransformer, task: Task, device: torch.device) -> torch.Tensor:
-    """Whether the policy answers each of the task's held-out problems exactly, decoding greedily: [N] bool."""
-    batch = eval_batch(task)
-    answers, _ = sample(policy, batch.prompts.to(device), task.max_answer_length, temperature=0)
-    return torch.tensor([decode(row) == answer for row, answer in zip(answers.cpu().tolist(), batch.answers)])
-
-
-def greedy_accuracy(policy: TinyTransformer, task: Task, device: torch.device) -> float:
-    """Fraction of the task's held-out problems the policy answers exactly, decoding greedily."""
-    correct = greedy_correct(policy, task, device)
-    return int(correct.sum()) / len(correct)
-
-
 def explain_non_finite_advantages(rewards: torch.Tensor, config: TrainConfig) -> str:
     tied = int(equal_groups(rewards).sum()) if rewards.shape[1] > 1 else 0
     if config.baseline == "zscore" and config.std_eps == 0 and tied:
-        return (f"{tied} group(s) had all-equal rewards and std_eps is 0, so their z-scored advantage is 0/0 "
-                "(NaN). Set std_eps > 0 (TRL uses 1e-4) or skip_zero_std_groups=True.")
-    return f"the advantages became non-finite with baseline={config.baseline!r} (reward range {float(rewards.min()):.3g} to {float(rewards.max()):.3g})"
+        return (
+            f"{tied} group(s) had all-equal rewards and std_eps is 0, so their z-scored advantage is 0/0 "
+            "(NaN). Set std_eps > 0 (TRL uses 1e-4) or skip_zero_std_groups=True."
+        )
+    return (
+        f"the advantages became non-finite with baseline={config.baseline!r} (reward range {float(rewards.min()):.3g} to {float(rewards.max()):.3g})"
+    )
 
 
-def aggregate(per_token: torch.Tensor, mask: torch.Tensor, loss_agg: str, num_sequences: int, num_tokens: float, max_len: int) -> torch.Tensor:
-    """Sum of a micro-batch's share of the batch loss. per_token, mask: [b, La].
-
-    The normalisers (num_sequences, num_tokens) are the *whole batch's*, so the shares of the
-    micro-batches add up to exactly the full-batch loss (gradient accumulation changes memory, not
-    the gradient). seq_mean: mean over responses of each response's token mean (GRPO);
-    token_mean: mean over all answer tokens of the batch (DAPO); token_sum_norm: token sum divided
-    by responses x the longest possible answer, a constant (Dr. GRPO).
-    """
-    masked = per_token * mask
-    if loss_agg == "seq_mean":
-        return (masked.sum(dim=1) / mask.sum(dim=1).clamp(min=1)).sum() / num_sequences
-    if loss_agg == "token_mean":
-        return masked.sum() / num_tokens
-    return masked.sum() / (num_sequences * max_len)
-
-
-def policy_loss_terms(policy, prompts, answers, mask, old_logprobs, ref_logprobs, token_advantages, config):
-    """Per-token GRPO loss and its diagnostics for one micro-batch; all tensors [b, La].
-
-    loss_t = -min(ratio_t * A_t, clip(ratio_t, 1-e, 1+e) * A_t) + kl_coef * k3_t, with
-    ratio_t = pi(a_t) / pi_old(a_t) (pi_old = the policy that sampled; None means "this one") and
-    k3 the KL estimator below; the KL term is left out when ``ref_logprobs`` is None.
-    """
-    logprobs, entropy = token_logprobs(policy, prompts, answers, with_entropy=True)
-    ratio = torch.exp(logprobs - (logprobs.detach() if old_logprobs is None else old_logprobs))
-    unclipped = ratio * token_advantages
-    clipped = ratio.clamp(1 - config.clip_eps, 1 + config.clip_eps) * token_advantages
-    per_token = -torch.minimum(unclipped, clipped)
-    diagnostics = {"entropy": entropy.detach(), "clipped": (clipped < unclipped).float()}
-    if ref_logprobs is not None:
-        k3 = kl_k3(logprobs, ref_logprobs)
-        per_token = per_token + config.kl_coef * k3
-        diagnostics["kl"] = k3.detach()
-    return per_token, diagnostics
-
-
-def kl_k3(logprobs: torch.Tensor, ref_logprobs: torch.Tensor) -> torch.Tensor:
-    """Per-token k3 estimate of KL(pi || pi_ref) from the sampled tokens' log-probs, [b, La]:
-    exp(ref - logp) - (ref - logp) - 1 (Schulman; the form TRL and DeepSeekMath use)."""
-    log_ratio = ref_logprobs - logprobs
-    return torch.exp(log_ratio) - log_ratio - 1
-
-
-def train(config: TrainConfig, on_step: Callable[[dict], None] | None = None, stop: threading.Event | None = None,
-          on_batch: Callable[[dict], None] | None = None) -> TrainResult:
+def train(
+    config: TrainConfig,
+    on_step: Callable[[dict], None] | None = None,
+    stop: threading.Event | None = None,
+    on_batch: Callable[[dict], None] | None = None,
+) -> TrainResult:
     """Train a copy of the reference policy with GRPO (or a baseline variant, or PPO's critic).
 
     ``on_step(metrics)`` is called after every step (and once for step 0, the evaluation before
@@ -393,7 +378,7 @@ def train(config: TrainConfig, on_step: Callable[[dict], None] | None = None, st
     value_optimizer = torch.optim.Adam(value_model.parameters(), lr=config.critic_lr, fused=fused) if value_model else None
     critic_shuffle = torch.Generator().manual_seed(config.seed + 1)  # minibatch order of the critic's updates
     problems = ProblemSampler(task, config.seed)
-    reward_model = RewardModel(config.reward, config.reward_offset, config.reward_scale, config.reward_noise, config.seed)
+    reward_model = RewardModel.for_config(config, config.seed)
     ema = EMABaseline(config.ema_decay)
     sampling_generator = torch.Generator().manual_seed(config.seed)
     max_len = task.max_answer_length
@@ -413,8 +398,24 @@ def train(config: TrainConfig, on_step: Callable[[dict], None] | None = None, st
             result.status, result.message = "stopped", f"stopped by the user after {step - 1} of {config.steps} steps"
             break
         try:
-            record = train_step(config, task, policy, reference, value_model, optimizer, value_optimizer, critic_shuffle,
-                                problems, reward_model, ema, sampling_generator, parameters, max_len, device, step)
+            record = train_step(
+                config,
+                task,
+                policy,
+                reference,
+                value_model,
+                optimizer,
+                value_optimizer,
+                critic_shuffle,
+                problems,
+                reward_model,
+                ema,
+                sampling_generator,
+                parameters,
+                max_len,
+                device,
+                step,
+            )
         except NonFiniteError as error:
             result.status, result.message = "failed", f"stopped at step {step}: {error}"
             break
@@ -437,9 +438,9 @@ def sample_groups(config, problems, reward_model, policy, sampling_generator, ma
     batch = problems.sample(P)
     prompts = batch.prompts.repeat_interleave(G, dim=0).to(device)
     answers, mask = sample(policy, prompts, max_len, config.temperature, sampling_generator)
-    flat_rewards, correct = reward_model([decode(row) for row in answers.cpu().tolist()], [a for a in batch.answers for _ in range(G)])
-    if config.hard_reward_scale != 1.0:
-        flat_rewards = torch.where(batch.hard.repeat_interleave(G), flat_rewards * config.hard_reward_scale, flat_rewards)
+    flat_rewards, correct = reward_model(
+        [decode(row) for row in answers.cpu().tolist()], [a for a in batch.answers for _ in range(G)], batch.hard.repeat_interleave(G)
+    )
     return {"prompts": prompts, "answers": answers, "mask": mask, "rewards": flat_rewards.view(P, G), "correct": correct}
 
 
@@ -462,8 +463,24 @@ def dynamic_sampling(config, problems, reward_model, policy, sampling_generator,
     return batch, {key: torch.cat([groups[key] for groups in sampled]) for key in ("rewards", "correct")}
 
 
-def train_step(config, task, policy, reference, value_model, optimizer, value_optimizer, critic_shuffle, problems,
-               reward_model, ema, sampling_generator, parameters, max_len, device, step) -> dict:
+def train_step(
+    config,
+    task,
+    policy,
+    reference,
+    value_model,
+    optimizer,
+    value_optimizer,
+    critic_shuffle,
+    problems,
+    reward_model,
+    ema,
+    sampling_generator,
+    parameters,
+    max_len,
+    device,
+    step,
+) -> dict:
     """One GRPO step (see the module docstring); returns its metrics."""
     G = config.group_size
     if config.dynamic_sampling_batches:
@@ -477,14 +494,19 @@ def train_step(config, task, policy, reference, value_model, optimizer, value_op
     longest = int(groups["mask"].sum(dim=1).max()) if P else 1  # columns after every answer's end carry nothing: drop them
     answers, mask = groups["answers"][:, :longest], groups["mask"][:, :longest]
     # reward, accuracy and the share of tied groups describe everything sampled this step
-    record: dict = {"step": step, "reward": float(sampled["rewards"].mean()), "accuracy": float(sampled["correct"].float().mean()),
-                    "responses_sampled": sampled["rewards"].numel()}
+    record: dict = {
+        "step": step,
+        "reward": float(sampled["rewards"].mean()),
+        "accuracy": float(sampled["correct"].float().mean()),
+        "responses_sampled": sampled["rewards"].numel(),
+    }
     if G > 1:
         record["reward_std"] = float(sampled["rewards"].std(dim=1).mean())
         record["frac_reward_zero_std"] = float(equal_groups(sampled["rewards"]).float().mean())
     if P == 0:  # dynamic sampling found no group with a reward spread in any draw: nothing to learn from
-        record.update(adv_abs_max=0.0, groups_used=0, loss=0.0, grad_norm=0.0, clip_ratio=0.0,
-                      batch={"rewards": rewards.cpu(), "advantages": rewards.cpu()})
+        record.update(
+            adv_abs_max=0.0, groups_used=0, loss=0.0, grad_norm=0.0, clip_ratio=0.0, batch={"rewards": rewards.cpu(), "advantages": rewards.cpu()}
+        )
         return record
 
     with torch.no_grad():
@@ -505,8 +527,9 @@ def train_step(config, task, policy, reference, value_model, optimizer, value_op
         # how well the critic predicted this fresh batch, before it trains on it (CleanRL's explained_variance)
         record["explained_variance"] = explained_variance(values, returns, mask)
     else:
-        advantages = compute_advantages(rewards, config.baseline, config.std_eps, config.std_scope, config.std_ddof,
-                                        config.eps_mode, ema.current(rewards))
+        advantages = compute_advantages(
+            rewards, config.baseline, config.std_eps, config.std_scope, config.std_ddof, config.eps_mode, ema.current(rewards)
+        )
         if not torch.isfinite(advantages[keep_groups]).all():
             raise NonFiniteError(explain_non_finite_advantages(rewards, config))
         advantages = advantages.where(keep_groups[:, None], 0.0)  # dropped groups: 0/0 is fine, unused
@@ -537,14 +560,27 @@ def train_step(config, task, policy, reference, value_model, optimizer, value_op
         if not math.isfinite(grad_norm):
             raise NonFiniteError(f"the gradient norm became non-finite (largest |advantage| {record['adv_abs_max']:.3g})")
         optimizer.step()
-    record.update(loss=total_loss, grad_norm=grad_norm, entropy=sums["entropy"] / num_tokens,
-                  clip_ratio=sums["clipped"] / num_tokens)
+    record.update(loss=total_loss, grad_norm=grad_norm, entropy=sums["entropy"] / num_tokens, clip_ratio=sums["clipped"] / num_tokens)
     if "kl" in sums:
         record["kl"] = sums["kl"] / num_tokens
 
     if value_model is not None:
-        record.update(update_critic(value_model, value_optimizer, prompts, answers, mask, returns, values, config.critic_epochs,
-                                    config.critic_minibatches, config.value_clip, config.max_grad_norm, critic_shuffle))
+        record.update(
+            update_critic(
+                value_model,
+                value_optimizer,
+                prompts,
+                answers,
+                mask,
+                returns,
+                values,
+                config.critic_epochs,
+                config.critic_minibatches,
+                config.value_clip,
+                config.max_grad_norm,
+                critic_shuffle,
+            )
+        )
     return record
 
 
@@ -576,7 +612,7 @@ def accumulate_gradients(policy, tensors, config: TrainConfig, max_len: int) -> 
     micro = config.micro_batch_size or num_sequences
     total_loss, sums = 0.0, {}
     for start in range(0, num_sequences, micro):
-        chunk = [None if t is None else t[start:start + micro] for t in tensors]
+        chunk = [None if t is None else t[start : start + micro] for t in tensors]
         per_token, diagnostics = policy_loss_terms(policy, *chunk, config)
         loss = aggregate(per_token, chunk[2], config.loss_agg, num_sequences, num_tokens, max_len)
         if not torch.isfinite(loss):

@@ -30,10 +30,59 @@ from grpo_lab.experiments import load_result
 from grpo_lab.policy import TinyTransformer, load_policy, resolve_device, save_policy
 
 ROOT = Path(__file__).resolve().parent.parent
-ODD_VALUES = ["x", "", None, True, False, float("nan"), float("inf"), -float("inf"), -1, 0, 1, 2**31, 10**400, -(10**400),
-              1e-300, 0.5, [], {}, (1,), b"1", object(), "default", "1e-4", " 8", "cuda", "nan"]
-ODD_STRINGS = ["", "x", "-1", "0", "1", "1.5", "nan", "inf", "-inf", "1e999", "True", "no", "maybe", "999999999999999999999",
-               "cuda", "cuda:99", "mps", "tpu", "..", "/", "2d/", "9d+", "🙂"]
+ODD_VALUES = [
+    "x",
+    "",
+    None,
+    True,
+    False,
+    float("nan"),
+    float("inf"),
+    -float("inf"),
+    -1,
+    0,
+    1,
+    2**31,
+    10**400,
+    -(10**400),
+    1e-300,
+    0.5,
+    [],
+    {},
+    (1,),
+    b"1",
+    object(),
+    "default",
+    "1e-4",
+    " 8",
+    "cuda",
+    "nan",
+]
+ODD_STRINGS = [
+    "",
+    "x",
+    "-1",
+    "0",
+    "1",
+    "1.5",
+    "nan",
+    "inf",
+    "-inf",
+    "1e999",
+    "True",
+    "no",
+    "maybe",
+    "999999999999999999999",
+    "cuda",
+    "cuda:99",
+    "mps",
+    "tpu",
+    "..",
+    "/",
+    "2d/",
+    "9d+",
+    "🙂",
+]
 tally: dict[str, Counter] = {}
 
 
@@ -56,8 +105,11 @@ def attempt(target: str, action, detail: str) -> None:
 def fuzz_config() -> None:
     for config_field in fields(TrainConfig):
         for value in ODD_VALUES:
-            attempt("TrainConfig", lambda name=config_field.name, value=value: TrainConfig(**{name: value}).validate().to_dict(),
-                    f"{config_field.name}={value!r}")
+            attempt(
+                "TrainConfig",
+                lambda name=config_field.name, value=value: TrainConfig(**{name: value}).validate().to_dict(),
+                f"{config_field.name}={value!r}",
+            )
 
 
 def fuzz_cli() -> None:
@@ -85,15 +137,29 @@ def fuzz_cli() -> None:
 
 
 def fuzz_advantages() -> None:
-    rewards = [torch.rand(4, 8), torch.full((4, 8), 5 + 1 / 3), torch.zeros(0, 8), torch.rand(8), torch.rand(2, 1),
-               torch.tensor([[1.0, float("nan")]]), torch.tensor([[1e39, 0.0]], dtype=torch.float64), torch.ones(3, 4, dtype=torch.long),
-               torch.rand(2, 3, 4)]
-    options = [{"baseline": b} for b in ("mean", "zscore", "rloo", "none", "ema", "critic", "median", None, 3)] + \
-              [{"std_eps": e} for e in (0.0, -1.0, float("nan"), "1e-4")] + [{"std_ddof": d} for d in (0, 1, 2, True)] + \
-              [{"std_scope": s} for s in ("group", "batch", "prompt")] + [{"eps_mode": m} for m in ("add", "clamp", "max")]
+    rewards = [
+        torch.rand(4, 8),
+        torch.full((4, 8), 5 + 1 / 3),
+        torch.zeros(0, 8),
+        torch.rand(8),
+        torch.rand(2, 1),
+        torch.tensor([[1.0, float("nan")]]),
+        torch.tensor([[1e39, 0.0]], dtype=torch.float64),
+        torch.ones(3, 4, dtype=torch.long),
+        torch.rand(2, 3, 4),
+    ]
+    options = (
+        [{"baseline": b} for b in ("mean", "zscore", "rloo", "none", "ema", "critic", "median", None, 3)]
+        + [{"std_eps": e} for e in (0.0, -1.0, float("nan"), "1e-4")]
+        + [{"std_ddof": d} for d in (0, 1, 2, True)]
+        + [{"std_scope": s} for s in ("group", "batch", "prompt")]
+        + [{"eps_mode": m} for m in ("add", "clamp", "max")]
+    )
     for reward in rewards:
         for option in options:
-            attempt("compute_advantages", lambda reward=reward, option=option: compute_advantages(reward, **option), f"{tuple(reward.shape)} {option}")
+            attempt(
+                "compute_advantages", lambda reward=reward, option=option: compute_advantages(reward, **option), f"{tuple(reward.shape)} {option}"
+            )
 
 
 def fuzz_checkpoints(folder: Path, count: int) -> None:
@@ -110,7 +176,7 @@ def fuzz_checkpoints(folder: Path, count: int) -> None:
             damaged = damaged[: generator.randrange(len(damaged))]
         else:  # overwrite a run of bytes with noise
             start = generator.randrange(len(damaged) - 64)
-            damaged[start:start + 64] = bytes(generator.randrange(256) for _ in range(64))
+            damaged[start : start + 64] = bytes(generator.randrange(256) for _ in range(64))
         path = folder / f"damaged{index}.pt"
         path.write_bytes(bytes(damaged))
 
@@ -126,8 +192,22 @@ def fuzz_checkpoints(folder: Path, count: int) -> None:
 
 def fuzz_results(folder: Path) -> None:
     good = (ROOT / "data" / "results" / "variance.json").read_text()
-    variants = ["", " ", "{", "[]", "null", "1", '"x"', "{}", '{"name": "variance"}', good[: len(good) // 2], good.replace('"cells"', '"cellz"'),
-                good.replace('"seeds":', '"seeds": "many", "x":'), "\x00\x01", good.replace('"summary"', '"summ"')]
+    variants = [
+        "",
+        " ",
+        "{",
+        "[]",
+        "null",
+        "1",
+        '"x"',
+        "{}",
+        '{"name": "variance"}',
+        good[: len(good) // 2],
+        good.replace('"cells"', '"cellz"'),
+        good.replace('"seeds":', '"seeds": "many", "x":'),
+        "\x00\x01",
+        good.replace('"summary"', '"summ"'),
+    ]
     for index, text in enumerate(variants):
         directory = folder / f"results{index}"
         directory.mkdir()

@@ -88,16 +88,22 @@ def inject_solutions(notebook: nbformat.NotebookNode) -> nbformat.NotebookNode:
     return solved
 
 
-def execute_notebook(path: Path, fast: bool = True, solutions: bool = False, cell_timeout: int = 600,
-                     store_widget_state: bool = False) -> tuple[nbformat.NotebookNode, float]:
+def execute_notebook(
+    path: Path, fast: bool = True, solutions: bool = False, cell_timeout: int = 600, store_widget_state: bool = False
+) -> tuple[nbformat.NotebookNode, float]:
     """Run a notebook top to bottom in a fresh python3 kernel started in notebooks/.
     Returns (the executed notebook, wall seconds). A failing cell raises nbclient's CellExecutionError."""
     notebook = nbformat.read(path, as_version=4)
     if solutions:
         notebook = inject_solutions(notebook)
     environment = {**os.environ, "GRPO_LAB_FAST": "1" if fast else "0"}
-    client = NotebookClient(notebook, timeout=cell_timeout, kernel_name="python3", store_widget_state=store_widget_state,
-                            resources={"metadata": {"path": str(path.parent)}})
+    client = NotebookClient(
+        notebook,
+        timeout=cell_timeout,
+        kernel_name="python3",
+        store_widget_state=store_widget_state,
+        resources={"metadata": {"path": str(path.parent)}},
+    )
     started = time.perf_counter()
     client.execute(env=environment)
     return notebook, time.perf_counter() - started
@@ -153,10 +159,18 @@ def times_table(times: dict) -> str:
     """The markdown run-time table of notebook 00, from data/course/notebook_times.json."""
     machine = times.get("machine", "")
     loads = [entry["load_before"] for modes in times["notebooks"].values() for entry in modes.values() if "load_before" in entry]
-    busy = f" The machine's load average when each run started ranged from {min(loads):.1f} to {max(loads):.1f} (other jobs sharing the cores slow the runs down; 2.0 means both cores busy)." if loads else ""
-    lines = [f"Measured run times on {machine} (`python scripts/notebook_tools.py time --mode both`, "
-             "written to `data/course/notebook_times.json`); wall clock seconds, the notebook's own kernel CPU seconds in brackets." + busy,
-             "", "| notebook | fast mode (`GRPO_LAB_FAST=1`) | teaching mode |", "|---|---|---|"]
+    busy = (
+        f" The machine's load average when each run started ranged from {min(loads):.1f} to {max(loads):.1f} (other jobs sharing the cores slow the runs down; 2.0 means both cores busy)."
+        if loads
+        else ""
+    )
+    lines = [
+        f"Measured run times on {machine} (`python scripts/notebook_tools.py time --mode both`, "
+        "written to `data/course/notebook_times.json`); wall clock seconds, the notebook's own kernel CPU seconds in brackets." + busy,
+        "",
+        "| notebook | fast mode (`GRPO_LAB_FAST=1`) | teaching mode |",
+        "|---|---|---|",
+    ]
     for name, modes in times["notebooks"].items():
         cells = []
         for mode in ("fast", "full"):

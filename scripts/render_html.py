@@ -66,8 +66,11 @@ def write_index(statuses: dict[str, str], mode: str) -> Path:
         items.append(f"<li>{name} ({html.escape(status)})</li>")
     items = "".join(items)
     index = OUT_DIR / "index.html"
-    index.write_text(f"<!doctype html><meta charset='utf-8'><title>grpo-lab course</title><h1>grpo-lab: the course</h1>"
-                     f"<p>Executed copies of the notebooks ({html.escape(mode)}).</p><ul>{items}</ul>\n", encoding="utf-8")
+    index.write_text(
+        f"<!doctype html><meta charset='utf-8'><title>grpo-lab course</title><h1>grpo-lab: the course</h1>"
+        f"<p>Executed copies of the notebooks ({html.escape(mode)}).</p><ul>{items}</ul>\n",
+        encoding="utf-8",
+    )
     return index
 
 

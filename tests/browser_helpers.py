@@ -17,8 +17,14 @@ from contextlib import contextmanager
 from pathlib import Path
 
 CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-                 "--no-first-run", "--disable-dev-shm-usage"]
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--no-first-run",
+    "--disable-dev-shm-usage",
+]
 REPO = Path(__file__).resolve().parents[1]
 LAB_NOTEBOOK = REPO / "notebooks" / "03_interactive_lab.ipynb"
 ARTIFACTS = REPO / "tests" / "artifacts"
@@ -35,8 +41,12 @@ def isolated_environment(home: Path) -> dict[str, str]:
     """The server's environment: fresh Jupyter/IPython folders under ``home``, fast mode, one
     torch thread (the browser and the server share the two cores with the kernel)."""
     environment = dict(os.environ)
-    for name, folder in (("JUPYTER_CONFIG_DIR", "config"), ("JUPYTER_DATA_DIR", "data"), ("JUPYTER_RUNTIME_DIR", "runtime"),
-                         ("IPYTHONDIR", "ipython")):
+    for name, folder in (
+        ("JUPYTER_CONFIG_DIR", "config"),
+        ("JUPYTER_DATA_DIR", "data"),
+        ("JUPYTER_RUNTIME_DIR", "runtime"),
+        ("IPYTHONDIR", "ipython"),
+    ):
         (home / folder).mkdir(parents=True, exist_ok=True)
         environment[name] = str(home / folder)
     # JupyterLab's "receive news?" toast would cover the page in screenshots
@@ -105,22 +115,42 @@ def serve(kind: str, workdir: Path):
     shutil.copy(LAB_NOTEBOOK, notebook)  # a copy: JupyterLab saves outputs into what it opens
     port, token = free_port(), secrets.token_hex(16)
     if kind == "lab":
-        command = [sys.executable, "-m", "jupyter", "lab", "--no-browser", "--ServerApp.ip=127.0.0.1", f"--ServerApp.port={port}",
-                   "--ServerApp.port_retries=0", f"--IdentityProvider.token={token}", f"--ServerApp.root_dir={root}",
-                   "--ServerApp.allow_root=True",  # CI containers run as root
-                   "--LabApp.extension_manager=readonly"]  # no PyPI look-ups from the extension manager
+        command = [
+            sys.executable,
+            "-m",
+            "jupyter",
+            "lab",
+            "--no-browser",
+            "--ServerApp.ip=127.0.0.1",
+            f"--ServerApp.port={port}",
+            "--ServerApp.port_retries=0",
+            f"--IdentityProvider.token={token}",
+            f"--ServerApp.root_dir={root}",
+            "--ServerApp.allow_root=True",  # CI containers run as root
+            "--LabApp.extension_manager=readonly",
+        ]  # no PyPI look-ups from the extension manager
         ready = f"http://127.0.0.1:{port}/api/status?token={token}"
         url = f"http://127.0.0.1:{port}/lab/tree/notebooks/{notebook.name}?token={token}"
     elif kind == "voila":
-        command = [sys.executable, "-m", "voila", str(notebook), "--no-browser", "--Voila.ip=127.0.0.1", f"--Voila.port={port}",
-                   "--Voila.port_retries=0", "--show_tracebacks=True"]
+        command = [
+            sys.executable,
+            "-m",
+            "voila",
+            str(notebook),
+            "--no-browser",
+            "--Voila.ip=127.0.0.1",
+            f"--Voila.port={port}",
+            "--Voila.port_retries=0",
+            "--show_tracebacks=True",
+        ]
         ready, url = None, f"http://127.0.0.1:{port}/"  # Voila runs the notebook on every page request: wait for the port only
     else:
         raise ValueError(f"kind={kind!r} is not valid: choose lab or voila")
     log = workdir / f"{kind}.log"
     with open(log, "w") as log_file:
-        process = subprocess.Popen(command, cwd=root, env=isolated_environment(workdir / "home"), stdout=log_file,
-                                   stderr=subprocess.STDOUT, start_new_session=True)
+        process = subprocess.Popen(
+            command, cwd=root, env=isolated_environment(workdir / "home"), stdout=log_file, stderr=subprocess.STDOUT, start_new_session=True
+        )
     try:
         wait_until_serving(ready, port, process, log)
         yield url

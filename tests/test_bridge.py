@@ -41,11 +41,14 @@ def reference():
     return load_reference_policy("default")
 
 
+@pytest.mark.slow  # over 5 s (pytest --durations)
 def test_grpo_lab_imports_without_the_trl_extra():
     """``import grpo_lab`` must not pull in TRL; importing the bridge without it says how to get it."""
-    code = ("import sys, grpo_lab; assert not {'trl', 'transformers', 'datasets'} & set(sys.modules), 'grpo_lab imported the extra'\n"
-            "sys.modules['trl'] = None\n"
-            "try:\n    import grpo_lab.bridge\nexcept ImportError as error:\n    print(error)\n")
+    code = (
+        "import sys, grpo_lab; assert not {'trl', 'transformers', 'datasets'} & set(sys.modules), 'grpo_lab imported the extra'\n"
+        "sys.modules['trl'] = None\n"
+        "try:\n    import grpo_lab.bridge\nexcept ImportError as error:\n    print(error)\n"
+    )
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert result.returncode == 0, result.stderr
     assert 'pip install -e ".[trl]"' in result.stdout
@@ -53,6 +56,8 @@ def test_grpo_lab_imports_without_the_trl_extra():
 
 # --- the knob mapping ---------------------------------------------------------------------------
 
+
+@pytest.mark.slow  # over 5 s (pytest --durations)
 def test_default_config_maps_to_the_same_grpo(bridge):
     grpo = bridge.to_grpo_config(TrainConfig())
     assert (grpo.num_generations, grpo.per_device_train_batch_size, grpo.gradient_accumulation_steps) == (8, 128, 1)
@@ -64,37 +69,45 @@ def test_default_config_maps_to_the_same_grpo(bridge):
     assert grpo.gradient_checkpointing is False
 
 
-@pytest.mark.parametrize(("changes", "expected"), [
-    ({"std_scope": "batch"}, {"scale_rewards": "batch"}),
-    ({"baseline": "mean"}, {"scale_rewards": "none"}),
-    ({"baseline": "mean", "std_eps": 0.0, "std_ddof": 0, "eps_mode": "clamp"}, {"scale_rewards": "none"}),  # unused by 'mean'
-    ({"loss_agg": "token_mean"}, {"loss_type": "dapo"}),
-    ({"loss_agg": "token_sum_norm"}, {"loss_type": "dr_grpo"}),
-    ({"kl_coef": 0.04, "clip_eps": 0.1}, {"beta": 0.04, "epsilon": 0.1}),
-    ({"inner_epochs": 2, "steps": 30}, {"num_iterations": 2, "max_steps": 60}),
-    ({"micro_batch_size": 32}, {"per_device_train_batch_size": 32, "gradient_accumulation_steps": 4, "generation_batch_size": 128}),
-    ({"micro_batch_size": 512}, {"per_device_train_batch_size": 128, "gradient_accumulation_steps": 1}),
-    ({"group_size": 4, "prompts_per_step": 8, "lr": 3e-4, "temperature": 0.7, "seed": 3},
-     {"num_generations": 4, "per_device_train_batch_size": 32, "learning_rate": 3e-4, "temperature": 0.7, "seed": 3}),
-    ({"task": "1d*"}, {"max_completion_length": Task.parse("1d*").max_answer_length}),
-])
+@pytest.mark.parametrize(
+    ("changes", "expected"),
+    [
+        ({"std_scope": "batch"}, {"scale_rewards": "batch"}),
+        ({"baseline": "mean"}, {"scale_rewards": "none"}),
+        ({"baseline": "mean", "std_eps": 0.0, "std_ddof": 0, "eps_mode": "clamp"}, {"scale_rewards": "none"}),  # unused by 'mean'
+        ({"loss_agg": "token_mean"}, {"loss_type": "dapo"}),
+        ({"loss_agg": "token_sum_norm"}, {"loss_type": "dr_grpo"}),
+        ({"kl_coef": 0.04, "clip_eps": 0.1}, {"beta": 0.04, "epsilon": 0.1}),
+        ({"inner_epochs": 2, "steps": 30}, {"num_iterations": 2, "max_steps": 60}),
+        ({"micro_batch_size": 32}, {"per_device_train_batch_size": 32, "gradient_accumulation_steps": 4, "generation_batch_size": 128}),
+        ({"micro_batch_size": 512}, {"per_device_train_batch_size": 128, "gradient_accumulation_steps": 1}),
+        (
+            {"group_size": 4, "prompts_per_step": 8, "lr": 3e-4, "temperature": 0.7, "seed": 3},
+            {"num_generations": 4, "per_device_train_batch_size": 32, "learning_rate": 3e-4, "temperature": 0.7, "seed": 3},
+        ),
+        ({"task": "1d*"}, {"max_completion_length": Task.parse("1d*").max_answer_length}),
+    ],
+)
 def test_knobs_map_to_grpo_config(bridge, changes, expected):
     grpo = bridge.to_grpo_config(TrainConfig(**changes))
     assert {name: getattr(grpo, name) for name in expected} == expected
 
 
-@pytest.mark.parametrize(("changes", "knob"), [
-    ({"baseline": "none"}, "baseline"),
-    ({"baseline": "rloo"}, "baseline"),
-    ({"baseline": "ema"}, "baseline"),
-    ({"baseline": "critic", "group_size": 1}, "baseline"),
-    ({"std_eps": 1e-6}, "std_eps"),
-    ({"std_ddof": 0}, "std_ddof"),
-    ({"eps_mode": "clamp"}, "eps_mode"),
-    ({"skip_zero_std_groups": True}, "skip_zero_std_groups"),
-    ({"dynamic_sampling_batches": 4}, "dynamic_sampling_batches"),
-    ({"micro_batch_size": 48}, "micro_batch_size"),
-])
+@pytest.mark.parametrize(
+    ("changes", "knob"),
+    [
+        ({"baseline": "none"}, "baseline"),
+        ({"baseline": "rloo"}, "baseline"),
+        ({"baseline": "ema"}, "baseline"),
+        ({"baseline": "critic", "group_size": 1}, "baseline"),
+        ({"std_eps": 1e-6}, "std_eps"),
+        ({"std_ddof": 0}, "std_ddof"),
+        ({"eps_mode": "clamp"}, "eps_mode"),
+        ({"skip_zero_std_groups": True}, "skip_zero_std_groups"),
+        ({"dynamic_sampling_batches": 4}, "dynamic_sampling_batches"),
+        ({"micro_batch_size": 48}, "micro_batch_size"),
+    ],
+)
 def test_unmapped_knobs_raise_one_line_naming_the_knob(bridge, changes, knob):
     with pytest.raises(ValueError) as error:
         bridge.to_grpo_config(TrainConfig(**changes))
@@ -130,6 +143,7 @@ def test_dataset_and_reward_function_are_our_task_and_reward(bridge):
 
 # --- the same tokens and the same model ---------------------------------------------------------
 
+
 def test_char_tokenizer_uses_our_token_ids(bridge):
     tokenizer = bridge.char_tokenizer()
     texts = eval_batch(TASK).texts
@@ -138,6 +152,7 @@ def test_char_tokenizer_uses_our_token_ids(bridge):
     assert tokenizer.decode(answer_ids, skip_special_tokens=True) == decode(answer_ids) == "123"
 
 
+@pytest.mark.slow  # over 5 s (pytest --durations)
 def test_gpt2_copy_has_our_size_and_our_log_probs(bridge, reference):
     model = bridge.gpt2_from_tiny(reference)
     assert abs(model.num_parameters() - reference.num_parameters()) <= reference.config.vocab_size  # only the folded output bias
@@ -145,7 +160,7 @@ def test_gpt2_copy_has_our_size_and_our_log_probs(bridge, reference):
     answers, _ = sample(reference, prompts, TASK.max_answer_length, 1.0, torch.Generator().manual_seed(0))
     ours = token_logprobs(reference, prompts, answers)
     with torch.no_grad():
-        logits = model(torch.cat([prompts, answers], dim=1)).logits[:, prompts.shape[1] - 1:-1]
+        logits = model(torch.cat([prompts, answers], dim=1)).logits[:, prompts.shape[1] - 1 : -1]
     theirs = torch.log_softmax(logits, dim=-1).gather(-1, answers[:, :, None]).squeeze(-1)
     assert torch.allclose(ours, theirs, atol=1e-4), float((ours - theirs).abs().max())
     back = bridge.tiny_from_gpt2(model)
@@ -154,6 +169,7 @@ def test_gpt2_copy_has_our_size_and_our_log_probs(bridge, reference):
 
 
 # --- advantages through TRL's own code path -----------------------------------------------------
+
 
 def reward_sets() -> dict[str, torch.Tensor]:
     """[16, 8] reward tensors: exact 0/1 with all-equal groups; partial credit; a biased, slightly
@@ -179,8 +195,13 @@ def test_advantages_equal_trl_for_each_scaling_mode(bridge, reference, tmp_path,
 
     rewards = reward_sets()[rewards_name]
     config = TrainConfig(baseline=baseline, std_scope=std_scope, device="cpu")
-    trainer = trl.GRPOTrainer(model=bridge.gpt2_from_tiny(reference), reward_funcs=given_reward, args=bridge.to_grpo_config(config, tmp_path),
-                              train_dataset=bridge.task_dataset(size=16), processing_class=bridge.char_tokenizer())
+    trainer = trl.GRPOTrainer(
+        model=bridge.gpt2_from_tiny(reference),
+        reward_funcs=given_reward,
+        args=bridge.to_grpo_config(config, tmp_path),
+        train_dataset=bridge.task_dataset(size=16),
+        processing_class=bridge.char_tokenizer(),
+    )
     trainer.model.train()
     prompts = eval_batch(TASK).texts[:16]
     # TRL's sampler repeats each prompt G times in a row: a group is G consecutive examples
@@ -194,6 +215,7 @@ def test_advantages_equal_trl_for_each_scaling_mode(bridge, reference, tmp_path,
 
 
 # --- the loss, the k3 KL and the gradient through TRL's _compute_loss ---------------------------
+
 
 def loss_inputs(reference, off_policy: bool):
     """Completions sampled from the reference, a perturbed copy as KL anchor, and (off_policy) old
@@ -217,8 +239,11 @@ SKIPPED_GRADIENTS = {"lm_head.weight", "transformer.ln_f.bias"}  # the output la
 def our_gradients_by_gpt2_name(bridge, policy) -> dict[str, torch.Tensor]:
     """Our policy's gradients under GPT-2's parameter names (transposed where GPT-2 stores them so)."""
     grads = {name: parameter.grad for name, parameter in policy.named_parameters()}
-    return {theirs: (grads[ours].T if transposed else grads[ours]) for ours, theirs, transposed in bridge._name_pairs(policy.config)
-            if theirs not in SKIPPED_GRADIENTS}
+    return {
+        theirs: (grads[ours].T if transposed else grads[ours])
+        for ours, theirs, transposed in bridge._name_pairs(policy.config)
+        if theirs not in SKIPPED_GRADIENTS
+    }
 
 
 @pytest.mark.parametrize("off_policy", [False, True], ids=["on_policy", "clipped"])
@@ -230,9 +255,15 @@ def test_loss_kl_and_gradient_equal_trl(bridge, reference, tmp_path, loss_agg, k
     trainer.model.train()
     trainer.current_gradient_accumulation_steps = 1  # set by Trainer's loop; we call the loss outside it
     prompts, answers, mask, old_logprobs, ref_logprobs, advantages = loss_inputs(reference, off_policy)
-    inputs = {"prompt_ids": prompts, "prompt_mask": torch.ones_like(prompts), "completion_ids": answers,
-              "completion_mask": mask.long(), "advantages": advantages, "num_items_in_batch": mask.sum(),
-              "ref_per_token_logps": ref_logprobs}
+    inputs = {
+        "prompt_ids": prompts,
+        "prompt_mask": torch.ones_like(prompts),
+        "completion_ids": answers,
+        "completion_mask": mask.long(),
+        "advantages": advantages,
+        "num_items_in_batch": mask.sum(),
+        "ref_per_token_logps": ref_logprobs,
+    }
     if old_logprobs is not None:
         inputs["old_per_token_logps"] = old_logprobs
     theirs_loss = trainer._compute_loss(trainer.model, inputs)
@@ -240,8 +271,9 @@ def test_loss_kl_and_gradient_equal_trl(bridge, reference, tmp_path, loss_agg, k
     metrics = {name: values[-1] for name, values in trainer._metrics["train"].items()}
 
     policy = copy.deepcopy(reference).train()
-    per_token, diagnostics = policy_loss_terms(policy, prompts, answers, mask, old_logprobs, ref_logprobs if kl_coef > 0 else None,
-                                               advantages[:, None] * mask, config)
+    per_token, diagnostics = policy_loss_terms(
+        policy, prompts, answers, mask, old_logprobs, ref_logprobs if kl_coef > 0 else None, advantages[:, None] * mask, config
+    )
     ours_loss = aggregate(per_token, mask, loss_agg, len(prompts), float(mask.sum()), TASK.max_answer_length)
     ours_loss.backward()
     tokens = float(mask.sum())
@@ -270,15 +302,22 @@ def test_trl_bias_corrected_kl_would_change_the_gradient(bridge, reference, tmp_
         trainer.model.train()
         trainer.current_gradient_accumulation_steps = 1
         prompts, answers, mask, _, ref_logprobs, advantages = loss_inputs(reference, off_policy=False)
-        inputs = {"prompt_ids": prompts, "prompt_mask": torch.ones_like(prompts), "completion_ids": answers,
-                  "completion_mask": mask.long(), "advantages": advantages, "num_items_in_batch": mask.sum(),
-                  "ref_per_token_logps": ref_logprobs}
+        inputs = {
+            "prompt_ids": prompts,
+            "prompt_mask": torch.ones_like(prompts),
+            "completion_ids": answers,
+            "completion_mask": mask.long(),
+            "advantages": advantages,
+            "num_items_in_batch": mask.sum(),
+            "ref_per_token_logps": ref_logprobs,
+        }
         trainer._compute_loss(trainer.model, inputs).backward()
         grads[corrected] = trainer.model.transformer.wte.weight.grad.clone()
     assert not torch.allclose(grads[False], grads[True], rtol=1e-3, atol=1e-6)
 
 
 # --- a few real TRL steps -----------------------------------------------------------------------
+
 
 def test_trl_smoke_run_from_our_reference(bridge, reference, tmp_path):
     """Two TRL steps with the tiny GPT-2 on the CPU: the metrics we compare are logged and sane,
@@ -298,5 +337,8 @@ def test_trl_smoke_run_from_our_reference(bridge, reference, tmp_path):
     assert [record["step"] for record in accuracy.records] == [0, 2]
     merged = bridge.trl_history(trainer, accuracy)  # held-out accuracy joins TRL's log, step 0 as a record of its own
     assert [(record["step"], record.get("eval_accuracy")) for record in merged] == [
-        (0, accuracy.records[0]["eval_accuracy"]), (1, None), (2, accuracy.records[1]["eval_accuracy"])]
+        (0, accuracy.records[0]["eval_accuracy"]),
+        (1, None),
+        (2, accuracy.records[1]["eval_accuracy"]),
+    ]
     assert not torch.equal(before, trainer.model.transformer.wte.weight.detach())

@@ -143,21 +143,23 @@ def test_voila_serves_the_lab_and_the_slider_reruns(tmp_path):
 
 
 CLASSROOM_SCREEN = {"width": 1440, "height": 900}
-FIRST_SCREEN_PARTS = (".grpo-group-size", ".grpo-std-eps", ".grpo-baseline", ".grpo-run", ".grpo-stop", ".grpo-status",
-                      "img.grpo-plot")
+FIRST_SCREEN_PARTS = (".grpo-group-size", ".grpo-std-eps", ".grpo-baseline", ".grpo-run", ".grpo-stop", ".grpo-status", "img.grpo-plot")
 
 
 def test_voila_shows_controls_and_plot_on_the_first_screen(tmp_path):
-    with serve("voila", tmp_path) as url, chromium_page(**CLASSROOM_SCREEN) as page, \
-            screenshot_on_failure(page, "voila_first_screen_failure.png"):
+    with serve("voila", tmp_path) as url, chromium_page(**CLASSROOM_SCREEN) as page, screenshot_on_failure(page, "voila_first_screen_failure.png"):
         page.goto(url, timeout=RUN_SECONDS)
         page.wait_for_function(LAST_FINISHED_RUN, timeout=RUN_SECONDS)  # the plot has its legend, and its final size
         page.evaluate("() => window.scrollTo(0, 0)")
         outside = {}
         for selector in FIRST_SCREEN_PARTS:
             box = page.locator(selector).first.bounding_box()
-            if box is None or box["y"] < 0 or box["y"] + box["height"] > CLASSROOM_SCREEN["height"] \
-                    or box["x"] + box["width"] > CLASSROOM_SCREEN["width"]:
+            if (
+                box is None
+                or box["y"] < 0
+                or box["y"] + box["height"] > CLASSROOM_SCREEN["height"]
+                or box["x"] + box["width"] > CLASSROOM_SCREEN["width"]
+            ):
                 outside[selector] = box
         ARTIFACTS.mkdir(parents=True, exist_ok=True)
         page.screenshot(path=str(ARTIFACTS / "voila_first_screen.png"))

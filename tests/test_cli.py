@@ -13,10 +13,30 @@ def run_cli(*args):
     return subprocess.run([sys.executable, "-m", "grpo_lab", *args], capture_output=True, text=True, timeout=600)
 
 
+@pytest.mark.slow  # over 5 s (pytest --durations)
 def test_train_writes_json_and_plot(tmp_path):
     out, plot = tmp_path / "run.json", tmp_path / "run.png"
-    done = run_cli("train", "--baseline", "mean", "--group-size", "4", "--prompts-per-step", "4", "--steps", "3",
-                   "--eval-every", "1", "--probe-every", "2", "--seed", "1", "--out", str(out), "--plot", str(plot))
+    done = run_cli(
+        "train",
+        "--baseline",
+        "mean",
+        "--group-size",
+        "4",
+        "--prompts-per-step",
+        "4",
+        "--steps",
+        "3",
+        "--eval-every",
+        "1",
+        "--probe-every",
+        "2",
+        "--seed",
+        "1",
+        "--out",
+        str(out),
+        "--plot",
+        str(plot),
+    )
     assert done.returncode == 0, done.stderr
     assert "held-out accuracy" in done.stdout
     run = json.loads(out.read_text())
@@ -46,9 +66,40 @@ def test_bad_flags_print_one_line_and_exit_2(args, expected, capsys):
     assert "\n" not in err and "Traceback" not in err
 
 
+@pytest.mark.slow  # over 5 s (pytest --durations)
 def test_failed_run_exits_1_with_its_reason(tmp_path):
-    done = run_cli("train", "--reference", "weak", "--std-eps", "0", "--steps", "3", "--group-size", "4",
-                   "--prompts-per-step", "4", "--quiet", "--out", str(tmp_path / "run.json"))
+    done = run_cli(
+        "train",
+        "--reference",
+        "weak",
+        "--std-eps",
+        "0",
+        "--steps",
+        "3",
+        "--group-size",
+        "4",
+        "--prompts-per-step",
+        "4",
+        "--quiet",
+        "--out",
+        str(tmp_path / "run.json"),
+    )
     assert done.returncode == 1
     assert "std_eps is 0" in done.stdout
     assert json.loads((tmp_path / "run.json").read_text())["final"]["status"] == "failed"
+
+
+def test_help_shows_every_knobs_help_line(monkeypatch):
+    from dataclasses import fields
+
+    from grpo_lab.cli import build_parser
+    from grpo_lab.trainer import TrainConfig
+
+    monkeypatch.setenv("COLUMNS", "400")  # argparse wraps at the terminal's width (and may break at a hyphen)
+    train_parser = build_parser()._subparsers._group_actions[0].choices["train"]
+    text = " ".join(train_parser.format_help().split())  # argparse wraps lines: compare with single spaces
+    for config_field in fields(TrainConfig):
+        help_line = config_field.metadata.get("help", "")
+        assert help_line, f"{config_field.name} has no help line"
+        assert " ".join(help_line.split()) in text, config_field.name
+    assert TrainConfig().samples_per_step == TrainConfig().prompts_per_step * TrainConfig().group_size

@@ -77,8 +77,20 @@ def test_every_critic_parameter_gets_a_gradient_and_changes_after_an_update():
         old_values = answer_values(critic, prompts, answers)
     _, returns = gae(rewards, old_values, mask)
     optimizer = torch.optim.Adam(critic.parameters(), lr=1e-3)
-    out = update_critic(critic, optimizer, prompts, answers, mask, returns, old_values, epochs=1, minibatches=1,
-                        value_clip=0.0, max_grad_norm=1.0, generator=torch.Generator().manual_seed(0))
+    out = update_critic(
+        critic,
+        optimizer,
+        prompts,
+        answers,
+        mask,
+        returns,
+        old_values,
+        epochs=1,
+        minibatches=1,
+        value_clip=0.0,
+        max_grad_norm=1.0,
+        generator=torch.Generator().manual_seed(0),
+    )
     assert out["critic_updates"] == 1
     no_gradient = [name for name, p in parameters.items() if p.grad is None or not p.grad.abs().sum() > 0]
     unchanged = [name for name, p in parameters.items() if torch.equal(p.detach(), before[name])]
@@ -93,8 +105,20 @@ def test_update_critic_runs_epochs_times_minibatches_steps():
     prompts, answers, mask, rewards = sampled_batch(reference, rows=30)
     old_values = torch.zeros_like(mask)
     _, returns = gae(rewards, old_values, mask)
-    out = update_critic(critic, torch.optim.Adam(critic.parameters(), lr=1e-3), prompts, answers, mask, returns, old_values,
-                        epochs=3, minibatches=4, value_clip=0.2, max_grad_norm=1.0, generator=torch.Generator().manual_seed(0))
+    out = update_critic(
+        critic,
+        torch.optim.Adam(critic.parameters(), lr=1e-3),
+        prompts,
+        answers,
+        mask,
+        returns,
+        old_values,
+        epochs=3,
+        minibatches=4,
+        value_clip=0.2,
+        max_grad_norm=1.0,
+        generator=torch.Generator().manual_seed(0),
+    )
     assert out["critic_updates"] == 12 and out["value_loss"] > 0
 
 
@@ -107,11 +131,14 @@ def test_a_ppo_run_logs_the_critic_and_is_deterministic():
     assert strip == [{k: v for k, v in r.items() if k != "wall_time"} for r in second.history]
 
 
-@pytest.mark.parametrize("overrides, message", [
-    ({"critic_epochs": 0}, "critic_epochs=0 is not valid: must be an integer from 1 to 64"),
-    ({"critic_minibatches": 1000}, "critic_minibatches=1000 is not valid: must be an integer from 1 to 256"),
-    ({"value_clip": -0.1}, "value_clip=-0.1 is not valid: must be between 0 (off) and 100"),
-])
+@pytest.mark.parametrize(
+    "overrides, message",
+    [
+        ({"critic_epochs": 0}, "critic_epochs=0 is not valid: must be an integer from 1 to 64"),
+        ({"critic_minibatches": 1000}, "critic_minibatches=1000 is not valid: must be an integer from 1 to 256"),
+        ({"value_clip": -0.1}, "value_clip=-0.1 is not valid: must be between 0 (off) and 100"),
+    ],
+)
 def test_critic_knobs_are_validated(overrides, message):
     with pytest.raises(ValueError, match=message.replace("(", r"\(").replace(")", r"\)")):
         TrainConfig(**overrides).validate()

@@ -37,8 +37,10 @@ def test_without_dynamic_sampling_a_step_samples_one_batch():
     assert all(record["responses_sampled"] == 8 * 4 and record["groups_used"] == 8 for record in steps)
 
 
-@pytest.mark.parametrize("changes", [{"dynamic_sampling_batches": -1}, {"dynamic_sampling_batches": 65},
-                                     {"dynamic_sampling_batches": 2, "baseline": "critic", "group_size": 1}])
+@pytest.mark.parametrize(
+    "changes",
+    [{"dynamic_sampling_batches": -1}, {"dynamic_sampling_batches": 65}, {"dynamic_sampling_batches": 2, "baseline": "critic", "group_size": 1}],
+)
 def test_bad_dynamic_sampling_settings_are_one_clear_error(changes):
     with pytest.raises(ValueError, match=r"dynamic_sampling_batches=.* is not valid: must be an integer from 0 \(off\) to 64"):
         TrainConfig(**changes).validate()

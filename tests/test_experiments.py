@@ -94,6 +94,7 @@ def test_a_cached_training_cell_reruns_to_the_same_numbers(cached, one_thread):
         assert fresh[metric] == pytest.approx(stored[metric], abs=0.02), metric
 
 
+@pytest.mark.slow  # over 5 s (pytest --durations)
 def test_a_cached_variance_cell_reruns_within_tolerance(cached, one_thread):
     cell = next(c for c in cached["variance"]["cells"] if c["label"] == "reference, G=2")
     fresh = run_cell(cell["config"], seed=0)["metrics"]

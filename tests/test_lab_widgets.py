@@ -129,6 +129,7 @@ def test_stop_button_stops_the_run(make_lab):
     assert lab.runs == [] and "Stopped" in lab.status.value
 
 
+@pytest.mark.slow  # over 5 s (pytest --durations)
 def test_twenty_reruns_leave_no_live_training_threads(make_lab):
     lab = make_lab(steps=10, eval_every=5, probe_every=5)
     for index in range(20):

@@ -28,8 +28,16 @@ from notebook_tools import (  # noqa: E402
 )
 
 NOTEBOOKS = course_notebooks()
-COURSE = ("00_start_here", "01_why_a_baseline", "02_the_group_baseline", "03_interactive_lab", "04_pitfalls",
-          "05_grpo_vs_ppo", "06_interview_drill", "06_interview_drill_zh")
+COURSE = (
+    "00_start_here",
+    "01_why_a_baseline",
+    "02_the_group_baseline",
+    "03_interactive_lab",
+    "04_pitfalls",
+    "05_grpo_vs_ppo",
+    "06_interview_drill",
+    "06_interview_drill_zh",
+)
 # a notebook should finish in ~90 s in fast mode on 2 cores; this limit only catches a hang on a loaded CI box
 NOTEBOOK_TIMEOUT_S = 300
 ARTIFACTS = Path(__file__).resolve().parent / "artifacts"

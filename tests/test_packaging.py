@@ -1,10 +1,14 @@
 """pyproject.toml and environment.yml list the same packages; notebooks are stripped; data/ is small."""
 
 import json
+import os
 import re
+import subprocess
+import sys
+import tomllib
 from pathlib import Path
 
-import tomllib
+import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -25,7 +29,7 @@ def pyproject_requirements() -> dict[str, str]:
 def environment_requirements() -> dict[str, str]:
     specs = []
     text = (ROOT / "environment.yml").read_text()
-    for line in text[text.index("dependencies:"):].splitlines():
+    for line in text[text.index("dependencies:") :].splitlines():
         match = re.match(r"^\s+- (?!pip:)(\S.*)$", line)
         if match:
             specs.append(match.group(1))
@@ -73,7 +77,8 @@ def test_make_html_typesets_math_offline(tmp_path, monkeypatch):
     assert (tmp_path / "mathjax" / "MathJax.js").is_file() and (tmp_path / "mathjax" / "config" / "local" / "offline.js").is_file()
     assert (tmp_path / "mathjax" / "fonts" / "HTML-CSS" / "STIX-Web").is_dir()
     page, _ = HTMLExporter(template_name="lab", mathjax_url=url).from_notebook_node(
-        nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell("$A_i = r_i - \\mu$")]))
+        nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell("$A_i = r_i - \\mu$")])
+    )
     assert f'src="{url}"' in page and "mathjax/2" not in page
 
 
@@ -85,3 +90,71 @@ def test_make_start_passes_allow_root_exactly_when_run_as_root():
     dry_run = subprocess.run(["make", "-n", "start"], cwd=ROOT, capture_output=True, text=True, check=True).stdout
     command = next(line for line in dry_run.splitlines() if "jupyter lab" in line)
     assert ("--ServerApp.allow_root=True" in command) == (os.geteuid() == 0)
+
+
+@pytest.mark.slow
+def test_a_wheel_installed_without_the_checkout_trains_from_another_directory(tmp_path):
+    """`pip install .` (not editable) must bring the reference policies and eval sets along: build a
+    wheel, install it into a bare folder and run the CLI there, with no checkout on the path."""
+    wheels, site = tmp_path / "wheels", tmp_path / "site"
+    build = subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q", "-w", str(wheels), str(ROOT)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=tmp_path,
+    )
+    assert build.returncode == 0, build.stderr[-2000:]
+    (wheel,) = wheels.glob("grpo_lab-*.whl")
+    install = subprocess.run(
+        [sys.executable, "-m", "pip", "install", "--no-deps", "-q", "--target", str(site), str(wheel)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=tmp_path,
+    )
+    assert install.returncode == 0, install.stderr[-2000:]
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    # the installed copy only: PYTHONPATH is the install folder (torch and numpy come from this interpreter's site-packages)
+    env = {**os.environ, "PYTHONPATH": str(site)}
+    where = subprocess.run(
+        [sys.executable, "-c", "import grpo_lab, grpo_lab.paths as p; print(grpo_lab.__file__); print(p.DATA_DIR)"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=elsewhere,
+        env=env,
+    )
+    assert where.returncode == 0, where.stderr[-2000:]
+    module_file, data_dir = where.stdout.split()
+    assert module_file.startswith(str(site)) and data_dir == str(site / "grpo_lab" / "_data"), where.stdout
+    run = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "grpo_lab",
+            "train",
+            "--steps",
+            "2",
+            "--group-size",
+            "4",
+            "--prompts-per-step",
+            "4",
+            "--eval-every",
+            "0",
+            "--probe-every",
+            "0",
+            "--quiet",
+            "--out",
+            "run.json",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=elsewhere,
+        env=env,
+    )
+    assert run.returncode == 0, run.stderr[-2000:]
+    history = json.loads((elsewhere / "run.json").read_text())["history"]
+    assert [record["step"] for record in history] == [0, 1, 2] and 0 < history[0]["eval_accuracy"] < 1

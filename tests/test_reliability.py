@@ -26,6 +26,7 @@ import pytest
 import torch
 
 import grpo_lab.cli as cli
+import grpo_lab.losses as losses_module
 import grpo_lab.policy as policy_module
 import grpo_lab.trainer as trainer_module
 from grpo_lab import TrainConfig, TrainResult, compute_advantages, train
@@ -83,6 +84,7 @@ BAD_VALUES = {
     "loss_agg": ["sum", None],
     "skip_zero_std_groups": ["no", "False", 1, 0, None],
     "micro_batch_size": [-1, 1.5, "0", True],
+    "dynamic_sampling_batches": [-1, 65, 1.5, "2", True],
     "gae_lambda": [-0.1, 1.1, NAN],
     "eval_every": [-1, 1.0, True],
     "probe_every": [-1, "10"],
@@ -124,15 +126,17 @@ def test_fuzzing_every_knob_gives_a_valid_config_or_a_value_error():
 
 
 def test_numpy_scalars_and_paths_are_accepted_as_plain_values():
-    config = TrainConfig(group_size=np.int64(4), lr=np.float32(1e-3), skip_zero_std_groups=np.bool_(True), seed=np.int32(3),
-                         reference=reference_path("weak")).validate()
+    config = TrainConfig(
+        group_size=np.int64(4), lr=np.float32(1e-3), skip_zero_std_groups=np.bool_(True), seed=np.int32(3), reference=reference_path("weak")
+    ).validate()
     assert type(config.group_size) is int and type(config.lr) is float and config.skip_zero_std_groups is True
     assert config.reference == str(reference_path("weak"))
     json.dumps(config.to_dict())  # no numpy type left to break the JSON
 
 
-@pytest.mark.parametrize("values, message", [({1: 2}, "unknown TrainConfig field(s): 1"), ({"nope": 1, "lr": 0.1}, "'nope'"),
-                                             ([("lr", 1)], "needs a dict")])
+@pytest.mark.parametrize(
+    "values, message", [({1: 2}, "unknown TrainConfig field(s): 1"), ({"nope": 1, "lr": 0.1}, "'nope'"), ([("lr", 1)], "needs a dict")]
+)
 def test_from_dict_names_bad_keys(values, message):
     with pytest.raises(ValueError, match=re.escape(message)):
         TrainConfig.from_dict(values)
@@ -140,24 +144,29 @@ def test_from_dict_names_bad_keys(values, message):
 
 # --- the command line: exit 2, one line, before any work --------------------------------------------
 
+
 @pytest.fixture
 def no_training(monkeypatch):
     """Fail the test if the CLI starts training: every check must come first."""
+
     def refuse(*args, **kwargs):
         raise AssertionError("training started before the input was checked")
 
     monkeypatch.setattr(cli, "train", refuse)
 
 
-@pytest.mark.parametrize("args, start", [
-    (["--lr", "inf"], "error: --lr=inf is not valid: must be in (0, 1]"),
-    (["--lr", "1e-4x"], "error: argument --lr: invalid float value"),
-    (["--seed", "-1"], "error: --seed=-1 is not valid: must be an integer from 0 to 2**31 - 1"),
-    (["--device", "cuda:99"], "error: --device='cuda:99' is not valid: this machine has auto, cpu"),
-    (["--reward-noise", "nan"], "error: --reward-noise=nan is not valid"),
-    (["--steps", "1e9"], "error: argument --steps: invalid int value"),
-    (["--task", "9d+"], "error: --task='9d+' is not valid"),
-])
+@pytest.mark.parametrize(
+    "args, start",
+    [
+        (["--lr", "inf"], "error: --lr=inf is not valid: must be in (0, 1]"),
+        (["--lr", "1e-4x"], "error: argument --lr: invalid float value"),
+        (["--seed", "-1"], "error: --seed=-1 is not valid: must be an integer from 0 to 2**31 - 1"),
+        (["--device", "cuda:99"], "error: --device='cuda:99' is not valid: this machine has auto, cpu"),
+        (["--reward-noise", "nan"], "error: --reward-noise=nan is not valid"),
+        (["--steps", "1e9"], "error: argument --steps: invalid int value"),
+        (["--task", "9d+"], "error: --task='9d+' is not valid"),
+    ],
+)
 def test_cli_bad_values_are_one_line_and_exit_2(args, start, capsys, no_training):
     assert main(["train", *args]) == 2
     err = capsys.readouterr().err.strip()
@@ -169,27 +178,33 @@ def run_cli(*args):
     return subprocess.run([sys.executable, "-m", "grpo_lab", *args], capture_output=True, text=True, timeout=300)
 
 
+@pytest.mark.slow  # over 5 s (pytest --durations)
 def test_cli_in_a_fresh_process_never_prints_a_traceback(tmp_path):
     broken = tmp_path / "nan.pt"
     policy = TinyTransformer()
     with torch.no_grad():
         policy.head.weight[0, 0] = NAN
     save_policy(policy, broken)
-    for args, fragment in [(["--device", "cuda:99"], "--device='cuda:99' is not valid"),
-                           (["--out", str(tmp_path)], "it is a folder"),
-                           (["--reference", str(broken)], "weight head.weight contains NaN")]:
+    for args, fragment in [
+        (["--device", "cuda:99"], "--device='cuda:99' is not valid"),
+        (["--out", str(tmp_path)], "it is a folder"),
+        (["--reference", str(broken)], "weight head.weight contains NaN"),
+    ]:
         done = run_cli("train", "--steps", "2", "--quiet", *args)
         assert done.returncode == 2, done.stderr
         assert fragment in done.stderr and "Traceback" not in done.stderr and done.stderr.count("\n") == 1, done.stderr
 
 
-@pytest.mark.parametrize("flag, target, fragment", [
-    ("--out", "{tmp}", "it is a folder"),
-    ("--out", "{tmp}/file/run.json", "is a file, not a folder"),
-    ("--plot", "{tmp}", "must end in .png"),
-    ("--plot", "{tmp}/run.txt", "must end in .png"),
-    ("--plot", "{tmp}/file/run.png", "is a file, not a folder"),
-])
+@pytest.mark.parametrize(
+    "flag, target, fragment",
+    [
+        ("--out", "{tmp}", "it is a folder"),
+        ("--out", "{tmp}/file/run.json", "is a file, not a folder"),
+        ("--plot", "{tmp}", "must end in .png"),
+        ("--plot", "{tmp}/run.txt", "must end in .png"),
+        ("--plot", "{tmp}/file/run.png", "is a file, not a folder"),
+    ],
+)
 def test_train_destinations_are_checked_before_training(flag, target, fragment, tmp_path, capsys, no_training):
     (tmp_path / "file").write_text("a file, not a folder")
     assert main(["train", flag, target.format(tmp=tmp_path)]) == 2
@@ -242,6 +257,7 @@ def test_cli_pins_torch_threads_as_the_lab_does(monkeypatch, tmp_path):
 
 # --- atomic writes ----------------------------------------------------------------------------------------
 
+
 def test_a_failed_write_leaves_the_old_file_and_no_temporary(tmp_path):
     path = write_atomically(tmp_path / "result.json", "old\n")
 
@@ -277,6 +293,7 @@ def test_kill_9_during_save_policy_leaves_a_readable_checkpoint(tmp_path):
 
 # --- checkpoints ------------------------------------------------------------------------------------------
 
+
 def broken_checkpoint(tmp_path, change) -> Path:
     """Save a TinyTransformer, apply ``change`` to the saved dict (or return new bytes), write it back."""
     path = tmp_path / "broken.pt"
@@ -294,12 +311,14 @@ def other_architecture(**sizes):
     def change(checkpoint):
         other = TinyTransformer(PolicyConfig(**sizes))
         checkpoint["config"], checkpoint["state_dict"] = {**checkpoint["config"], **sizes}, other.state_dict()
+
     return change
 
 
 def set_weight(name, value):
     def change(checkpoint):
         checkpoint["state_dict"][name].view(-1)[0] = value
+
     return change
 
 
@@ -366,8 +385,10 @@ def test_a_flipped_byte_in_a_shipped_reference_is_caught(tmp_path, monkeypatch):
 
 # --- devices ----------------------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("device", ["tpu", "cuda:99", "", "cuda:x", 3, *(["cuda"] if not torch.cuda.is_available() else []),
-                                    *(["mps"] if MPS_ABSENT else [])])
+
+@pytest.mark.parametrize(
+    "device", ["tpu", "cuda:99", "", "cuda:x", 3, *(["cuda"] if not torch.cuda.is_available() else []), *(["mps"] if MPS_ABSENT else [])]
+)
 def test_an_unavailable_device_lists_the_ones_that_exist(device):
     with pytest.raises(ValueError) as error:
         resolve_device(device)
@@ -380,6 +401,7 @@ def test_available_devices_resolve():
 
 
 # --- equal groups: exactly 0 ------------------------------------------------------------------------------
+
 
 @pytest.mark.parametrize("value", [0.0, 1.0, 2 / 3, 5 + 1 / 3, 100.7, -3.7, 1e6 + 0.3, 1e30])
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
@@ -434,8 +456,28 @@ def test_json_text_refuses_nan_and_finite_json_replaces_it():
 def test_cli_run_json_has_no_nan_token(tmp_path):
     out = tmp_path / "run.json"
     # the weak policy: whole batches of reward 0, where the critic's explained variance is undefined
-    assert main(["train", "--quiet", "--baseline", "critic", "--reference", "weak", "--group-size", "1", "--prompts-per-step", "2",
-                 "--steps", "3", "--eval-every", "0", "--probe-every", "0", "--out", str(out)]) in (0, 1)
+    assert main(
+        [
+            "train",
+            "--quiet",
+            "--baseline",
+            "critic",
+            "--reference",
+            "weak",
+            "--group-size",
+            "1",
+            "--prompts-per-step",
+            "2",
+            "--steps",
+            "3",
+            "--eval-every",
+            "0",
+            "--probe-every",
+            "0",
+            "--out",
+            str(out),
+        ]
+    ) in (0, 1)
     text = out.read_text()
     assert not NON_FINITE_TOKEN.search(text)
     json.loads(text, parse_constant=lambda token: pytest.fail(f"{token} in run.json"))
@@ -456,6 +498,7 @@ def test_no_json_file_in_data_has_a_non_finite_number():
 
 
 # --- result files: name the bad one, go on with the others ---------------------------------------------------
+
 
 def test_unreadable_result_files_are_named_and_skipped(tmp_path, capsys, monkeypatch):
     shutil.copy(ROOT / "data" / "results" / "variance.json", tmp_path / "variance.json")
@@ -482,6 +525,7 @@ def test_unreadable_result_files_are_named_and_skipped(tmp_path, capsys, monkeyp
 
 
 # --- memory -------------------------------------------------------------------------------------------------
+
 
 def test_memory_estimate_covers_the_measured_batch_blowup():
     result = load_result("batch-blowup")
@@ -514,6 +558,7 @@ def test_a_batch_that_does_not_fit_is_refused_with_the_way_out(monkeypatch, caps
 
 
 # --- silent mutations: hand-computed values -------------------------------------------------------------------
+
 
 def test_ema_baseline_keeps_decay_of_the_old_value():
     ema = EMABaseline(decay=0.9)
@@ -558,7 +603,7 @@ def test_clipped_loss_and_k3_kl_against_hand_computed_values(monkeypatch):
     ref = torch.log(torch.tensor([[0.3, 0.2], [0.5, 0.1]]))
     advantages = torch.tensor([[1.0, 1.0], [-1.0, -1.0]])
     mask = torch.tensor([[1.0, 1.0], [1.0, 0.0]])
-    monkeypatch.setattr(trainer_module, "token_logprobs", lambda *args, **kwargs: (logprobs, torch.zeros(2, 2)))
+    monkeypatch.setattr(losses_module, "token_logprobs", lambda *args, **kwargs: (logprobs, torch.zeros(2, 2)))
     config = TrainConfig(clip_eps=0.2, kl_coef=0.1)
     per_token, diagnostics = policy_loss_terms(None, None, None, mask, old, ref, advantages, config)
     # -min(r A, clip(r) A): A=+1: r=1.25 -> -1.2 (clipped), r=0.5 -> -0.5; A=-1: r=1.25 -> 1.25, r=0.5 -> 0.8 (clipped)

@@ -81,6 +81,15 @@ def test_reward_model_distortions_are_seeded():
     assert torch.equal(noisy_a, noisy_b) and noisy_a.std() > 0
 
 
+def test_reward_model_scales_the_hard_problems_last():
+    # (2 * r + 1) for every response, then x0.1 for the responses to hard problems
+    model = RewardModel("exact", offset=1.0, scale=2.0, hard_scale=0.1)
+    rewards, correct = model(["1", "1", "2", "2"], ["1", "1", "1", "1"], hard=torch.tensor([True, False, True, False]))
+    assert rewards.tolist() == pytest.approx([0.3, 3.0, 0.1, 1.0]) and correct.tolist() == [1.0, 1.0, 0.0, 0.0]
+    with pytest.raises(ValueError, match="hard_reward_scale=0.1 needs to know which problems are hard"):
+        model(["1"], ["1"])
+
+
 def test_answer_mask_stops_after_first_eos():
     answers = torch.tensor([[3, 4, EOS_ID, 5], [EOS_ID, 3, 3, 3], [3, 3, 3, 3]])
     assert answer_mask(answers).tolist() == [[1, 1, 1, 0], [1, 0, 0, 0], [1, 1, 1, 1]]
@@ -104,7 +113,7 @@ def test_cached_sampling_matches_full_recomputation():
     with torch.no_grad():
         for _ in range(4):  # greedy decoding without the key/value cache
             sequence = torch.cat([sequence, policy(sequence)[:, -1].argmax(-1, keepdim=True)], dim=1)
-    recomputed = sequence[:, prompts.shape[1]:]
+    recomputed = sequence[:, prompts.shape[1] :]
     mask = answer_mask(recomputed)
     assert torch.equal(answers, recomputed.masked_fill(mask == 0, PAD_ID))
 
@@ -112,7 +121,7 @@ def test_cached_sampling_matches_full_recomputation():
 def full_sequence_logprobs(policy, prompts, answers):
     """The log-probs of the answer tokens from one plain forward over prompt + answer (no cache)."""
     sequence = torch.cat([prompts, answers], dim=1)
-    logits = policy(sequence[:, :-1])[:, prompts.shape[1] - 1:]
+    logits = policy(sequence[:, :-1])[:, prompts.shape[1] - 1 :]
     return torch.log_softmax(logits, dim=-1).gather(-1, answers[:, :, None]).squeeze(-1)
 
 

@@ -64,8 +64,22 @@ def test_history_has_the_documented_metrics():
     result = train(TrainConfig(**SHORT, kl_coef=0.04, inner_epochs=2))
     assert result.status == "finished" and [r["step"] for r in result.history] == [0, 1, 2, 3, 4]
     step_two = result.history[2]
-    for key in ("step", "samples", "reward", "reward_std", "frac_reward_zero_std", "adv_abs_max", "grad_norm",
-                "grad_var", "grad_snr", "kl", "entropy", "clip_ratio", "eval_accuracy", "wall_time"):
+    for key in (
+        "step",
+        "samples",
+        "reward",
+        "reward_std",
+        "frac_reward_zero_std",
+        "adv_abs_max",
+        "grad_norm",
+        "grad_var",
+        "grad_snr",
+        "kl",
+        "entropy",
+        "clip_ratio",
+        "eval_accuracy",
+        "wall_time",
+    ):
         assert key in step_two, key
     assert step_two["samples"] == 2 * 4 * 4
     assert step_two["kl"] >= 0 and 0 <= step_two["clip_ratio"] <= 1 and step_two["grad_var"] > 0

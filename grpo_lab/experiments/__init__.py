@@ -17,17 +17,33 @@ from .catalog import EXPERIMENTS, TARGET_ACCURACY, Experiment
 from .claims import CLAIMS, claims_markdown, write_claims
 from .figures import experiment_figure
 from .runner import (
-           RESULTS_DIR,
-           UnreadableResultError,
-           check_result,
-           load_result,
-           result_path,
-           run_cell,
-           run_experiment,
-           write_result,
+    RESULTS_DIR,
+    UnreadableResultError,
+    check_result,
+    load_result,
+    result_path,
+    run_cell,
+    run_experiment,
+    write_result,
 )
 from .stats import compare, summarize
 
-__all__ = ["CLAIMS", "EXPERIMENTS", "RESULTS_DIR", "TARGET_ACCURACY", "Experiment", "UnreadableResultError", "check_result", "claims_markdown", "compare",
-           "experiment_figure", "load_result", "result_path", "run_cell", "run_experiment", "summarize", "write_claims",
-           "write_result"]
+__all__ = [
+    "CLAIMS",
+    "EXPERIMENTS",
+    "RESULTS_DIR",
+    "TARGET_ACCURACY",
+    "Experiment",
+    "UnreadableResultError",
+    "check_result",
+    "claims_markdown",
+    "compare",
+    "experiment_figure",
+    "load_result",
+    "result_path",
+    "run_cell",
+    "run_experiment",
+    "summarize",
+    "write_claims",
+    "write_result",
+]

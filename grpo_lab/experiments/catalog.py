@@ -55,25 +55,51 @@ def mean_of(cells: list[dict], label: str, metric: str) -> float | None:
 
 # --- 1. variance ---------------------------------------------------------------------------------------
 
+
 def variance_grid(fast: bool) -> list[dict]:
     sizes = (2, 8, 32) if fast else (2, 4, 8, 16, 32, 64)
-    settings = dict(half_trained_steps=20 if fast else 75, prompts=8 if fast else 16, batches=2 if fast else 4,
-                    ema_warmup=3 if fast else 10, baselines=list(BASELINES), reference_prompts=64 if fast else 1024,
-                    reference_group_size=16)
-    return [cell(f"{policy}, G={G}", {"policy": policy, "group_size": G}, "variance", policy=policy, group_size=G, **settings)
-            for policy in ("reference", "half-trained") for G in sizes]
+    settings = dict(
+        half_trained_steps=20 if fast else 75,
+        prompts=8 if fast else 16,
+        batches=2 if fast else 4,
+        ema_warmup=3 if fast else 10,
+        baselines=list(BASELINES),
+        reference_prompts=64 if fast else 1024,
+        reference_group_size=16,
+    )
+    return [
+        cell(f"{policy}, G={G}", {"policy": policy, "group_size": G}, "variance", policy=policy, group_size=G, **settings)
+        for policy in ("reference", "half-trained")
+        for G in sizes
+    ]
 
 
 # --- 2. offset-and-scale ---------------------------------------------------------------------------------
 
+
 def offset_and_scale_grid(fast: bool) -> list[dict]:
     steps = 15 if fast else 100
-    cells = [cell(f"{baseline}, offset {offset:g}", {"baseline": baseline, "reward_offset": offset, "hard_reward_scale": 1.0},
-                  train=training(steps, baseline=baseline, reward_offset=float(offset)), target=TARGET_ACCURACY, by_difficulty=True)
-             for offset in ((0, 5) if fast else (0, 1, 5)) for baseline in ("none", "mean", "zscore")]
-    cells += [cell(f"{baseline}, hard x0.1", {"baseline": baseline, "reward_offset": 0.0, "hard_reward_scale": 0.1},
-                   train=training(steps, baseline=baseline, hard_reward_scale=0.1), target=TARGET_ACCURACY, by_difficulty=True)
-              for baseline in ("none", "mean", "zscore")]
+    cells = [
+        cell(
+            f"{baseline}, offset {offset:g}",
+            {"baseline": baseline, "reward_offset": offset, "hard_reward_scale": 1.0},
+            train=training(steps, baseline=baseline, reward_offset=float(offset)),
+            target=TARGET_ACCURACY,
+            by_difficulty=True,
+        )
+        for offset in ((0, 5) if fast else (0, 1, 5))
+        for baseline in ("none", "mean", "zscore")
+    ]
+    cells += [
+        cell(
+            f"{baseline}, hard x0.1",
+            {"baseline": baseline, "reward_offset": 0.0, "hard_reward_scale": 0.1},
+            train=training(steps, baseline=baseline, hard_reward_scale=0.1),
+            target=TARGET_ACCURACY,
+            by_difficulty=True,
+        )
+        for baseline in ("none", "mean", "zscore")
+    ]
     return cells
 
 
@@ -90,12 +116,24 @@ def group_size_grid(fast: bool) -> list[dict]:
     for regime in ("equal prompts", "equal samples"):
         for G in sizes:
             P = prompts if regime == "equal prompts" else samples // G
-            cells.append(cell(f"{regime}, G={G}", {"regime": regime, "group_size": G, "prompts_per_step": P},
-                              train=training(steps, eval_every=5, group_size=G, prompts_per_step=P), target=TARGET_ACCURACY))
+            cells.append(
+                cell(
+                    f"{regime}, G={G}",
+                    {"regime": regime, "group_size": G, "prompts_per_step": P},
+                    train=training(steps, eval_every=5, group_size=G, prompts_per_step=P),
+                    target=TARGET_ACCURACY,
+                )
+            )
     # 2-GRPO's reading of "12.5% of the rollouts" as a budget: every prompt visited as often as by G=16,
     # with 8x the prompts per batch (so a step has G=16's rollouts and a less noisy gradient) and 1/8 of the steps
-    cells.append(cell(TWO_GRPO_PROTOCOL_LABEL, {"regime": "2-GRPO protocol", "group_size": 2, "prompts_per_step": 8 * prompts},
-                      train=training(math.ceil(steps / 8), eval_every=2, group_size=2, prompts_per_step=8 * prompts), target=TARGET_ACCURACY))
+    cells.append(
+        cell(
+            TWO_GRPO_PROTOCOL_LABEL,
+            {"regime": "2-GRPO protocol", "group_size": 2, "prompts_per_step": 8 * prompts},
+            train=training(math.ceil(steps / 8), eval_every=2, group_size=2, prompts_per_step=8 * prompts),
+            target=TARGET_ACCURACY,
+        )
+    )
     return cells
 
 
@@ -105,14 +143,21 @@ def group_size_derive(cells: list[dict]) -> dict:
     sizes = sorted({c["axes"]["group_size"] for c in cells})
     late = {G: mean_of(cells, f"equal prompts, G={G}", "late_eval_accuracy") for G in sizes}
     start = statistics.fmean(s["metrics"]["initial_eval_accuracy"] for c in cells for s in c["per_seed"])
-    derived: dict = {"initial_eval_accuracy": start,
-                     "gain_per_doubling_equal_prompts": {f"{a}->{b}": late[b] - late[a] for a, b in zip(sizes, sizes[1:])
-                                                         if late[a] is not None and late[b] is not None}}
+    derived: dict = {
+        "initial_eval_accuracy": start,
+        "gain_per_doubling_equal_prompts": {
+            f"{a}->{b}": late[b] - late[a] for a, b in zip(sizes, sizes[1:]) if late[a] is not None and late[b] is not None
+        },
+    }
     small, large = 2, 16 if 16 in sizes else max(sizes)
     if late.get(small) is not None and late.get(large):
-        derived["two_vs_large"] = {"small_G": small, "large_G": large, "rollout_fraction": small / large,
-                                   "accuracy_ratio": late[small] / late[large],
-                                   "gain_ratio": (late[small] - start) / (late[large] - start) if late[large] > start else None}
+        derived["two_vs_large"] = {
+            "small_G": small,
+            "large_G": large,
+            "rollout_fraction": small / large,
+            "accuracy_ratio": late[small] / late[large],
+            "gain_ratio": (late[small] - start) / (late[large] - start) if late[large] > start else None,
+        }
     return derived
 
 
@@ -130,26 +175,60 @@ def sigma_to_zero_grid(fast: bool) -> list[dict]:
             for mode in ("add", "clamp"):
                 if mode == "clamp" and (eps == 0 or fast and eps < max(epsilons)):  # max(std, 0) = std + 0: the same run
                     continue
-                cells.append(cell(f"{reward}, eps={eps:g}, {mode}", {"reward": reward, "std_eps": eps, "eps_mode": mode, "filter": False},
-                                  train=training(steps, std_eps=eps, eps_mode=mode, **reward_overrides),
-                                  target=TARGET_ACCURACY, advantage_probe=True))
-        cells.append(cell(f"{reward}, eps=0.0001, add, zero-std filter", {"reward": reward, "std_eps": 1e-4, "eps_mode": "add", "filter": True},
-                          train=training(steps, skip_zero_std_groups=True, **reward_overrides), target=TARGET_ACCURACY, advantage_probe=True))
-        cells.append(cell(f"{reward}, eps=0.0001, add, dynamic sampling", {"reward": reward, "std_eps": 1e-4, "eps_mode": "add", "filter": "refill"},
-                          train=training(steps, dynamic_sampling_batches=DAPO_REFILL_BATCHES, **reward_overrides), target=TARGET_ACCURACY,
-                          advantage_probe=True))
+                cells.append(
+                    cell(
+                        f"{reward}, eps={eps:g}, {mode}",
+                        {"reward": reward, "std_eps": eps, "eps_mode": mode, "filter": False},
+                        train=training(steps, std_eps=eps, eps_mode=mode, **reward_overrides),
+                        target=TARGET_ACCURACY,
+                        advantage_probe=True,
+                    )
+                )
+        cells.append(
+            cell(
+                f"{reward}, eps=0.0001, add, zero-std filter",
+                {"reward": reward, "std_eps": 1e-4, "eps_mode": "add", "filter": True},
+                train=training(steps, skip_zero_std_groups=True, **reward_overrides),
+                target=TARGET_ACCURACY,
+                advantage_probe=True,
+            )
+        )
+        cells.append(
+            cell(
+                f"{reward}, eps=0.0001, add, dynamic sampling",
+                {"reward": reward, "std_eps": 1e-4, "eps_mode": "add", "filter": "refill"},
+                train=training(steps, dynamic_sampling_batches=DAPO_REFILL_BATCHES, **reward_overrides),
+                target=TARGET_ACCURACY,
+                advantage_probe=True,
+            )
+        )
     # DAPO's setting: a policy that gets most groups all wrong (the weak reference), where dropping
     # tied groups leaves few and refilling has the most to find
-    for label, overrides in (("", {}), (", zero-std filter", {"skip_zero_std_groups": True}),
-                             (", dynamic sampling", {"dynamic_sampling_batches": DAPO_REFILL_BATCHES})):
-        cells.append(cell(f"weak reference, exact, eps=0.0001, add{label}",
-                          {"reward": "exact", "std_eps": 1e-4, "eps_mode": "add", "reference": "weak",
-                           "filter": {"": False, ", zero-std filter": True}.get(label, "refill")},
-                          train=training(steps, reference="weak", **overrides), target=TARGET_ACCURACY, advantage_probe=True))
+    for label, overrides in (
+        ("", {}),
+        (", zero-std filter", {"skip_zero_std_groups": True}),
+        (", dynamic sampling", {"dynamic_sampling_batches": DAPO_REFILL_BATCHES}),
+    ):
+        cells.append(
+            cell(
+                f"weak reference, exact, eps=0.0001, add{label}",
+                {
+                    "reward": "exact",
+                    "std_eps": 1e-4,
+                    "eps_mode": "add",
+                    "reference": "weak",
+                    "filter": {"": False, ", zero-std filter": True}.get(label, "refill"),
+                },
+                train=training(steps, reference="weak", **overrides),
+                target=TARGET_ACCURACY,
+                advantage_probe=True,
+            )
+        )
     return cells
 
 
 # --- 5. small-group-remedies -----------------------------------------------------------------------------
+
 
 def small_group_grid(fast: bool) -> list[dict]:
     steps = 30 if fast else 150
@@ -166,13 +245,22 @@ def small_group_grid(fast: bool) -> list[dict]:
 
 # --- 6. batch-blowup -------------------------------------------------------------------------------------
 
+
 def blowup_grid(fast: bool) -> list[dict]:
-    shapes = ((16, 2, 0), (32, 16, 0), (32, 16, 64)) if fast else \
-        ((16, 2, 0), (16, 8, 0), (16, 32, 0), (16, 128, 0), (64, 16, 0), (64, 16, 256), (64, 16, 64), (64, 16, 16))
-    return [cell(f"{P} prompts x G={G}" + (f", micro-batch {micro}" if micro else ""),
-                 {"prompts_per_step": P, "group_size": G, "micro_batch_size": micro}, "blowup",
-                 train=training(3 if fast else 4, eval_every=0, prompts_per_step=P, group_size=G, micro_batch_size=micro))
-            for P, G, micro in shapes]
+    shapes = (
+        ((16, 2, 0), (32, 16, 0), (32, 16, 64))
+        if fast
+        else ((16, 2, 0), (16, 8, 0), (16, 32, 0), (16, 128, 0), (64, 16, 0), (64, 16, 256), (64, 16, 64), (64, 16, 16))
+    )
+    return [
+        cell(
+            f"{P} prompts x G={G}" + (f", micro-batch {micro}" if micro else ""),
+            {"prompts_per_step": P, "group_size": G, "micro_batch_size": micro},
+            "blowup",
+            train=training(3 if fast else 4, eval_every=0, prompts_per_step=P, group_size=G, micro_batch_size=micro),
+        )
+        for P, G, micro in shapes
+    ]
 
 
 def blowup_derive(cells: list[dict]) -> dict:
@@ -185,10 +273,14 @@ def blowup_derive(cells: list[dict]) -> dict:
         if c["axes"]["micro_batch_size"] == 0 or reference is None:
             continue
         pairs = [(a["metrics"], b["metrics"]) for a in c["per_seed"] for b in reference["per_seed"] if a["seed"] == b["seed"]]
-        checks.append({"label": c["label"],
-                       "max_rel_grad_norm_diff": max(abs(a["first_grad_norm"] - b["first_grad_norm"]) / b["first_grad_norm"] for a, b in pairs),
-                       "activation_ratio": c["summary"]["saved_activations_mb"]["mean"] / reference["summary"]["saved_activations_mb"]["mean"],
-                       "time_ratio": c["summary"]["time_per_step_s"]["mean"] / reference["summary"]["time_per_step_s"]["mean"]})
+        checks.append(
+            {
+                "label": c["label"],
+                "max_rel_grad_norm_diff": max(abs(a["first_grad_norm"] - b["first_grad_norm"]) / b["first_grad_norm"] for a, b in pairs),
+                "activation_ratio": c["summary"]["saved_activations_mb"]["mean"] / reference["summary"]["saved_activations_mb"]["mean"],
+                "time_ratio": c["summary"]["time_per_step_s"]["mean"] / reference["summary"]["time_per_step_s"]["mean"],
+            }
+        )
     return {"micro_batch_checks": checks}
 
 
@@ -198,18 +290,27 @@ GRPO_LABEL, PPO_LABEL, PPO_GROUPS_LABEL = "GRPO (zscore, G=8, 16 prompts)", "PPO
 PPO_SMALL_LABEL = "PPO critic (G=1, 32 prompts)"  # the samples per step of G=2 x 16 prompts (small-group-remedies)
 EMA_LABEL = "EMA baseline, no critic (G=1, 128 prompts)"  # the control: is it the critic, or just any baseline at G=1?
 NOISY_REWARD_STD = 0.5  # the card's "reward variance is large": Gaussian noise of std 0.5 on a 0/1 reward
-GRPO_NOISY_LABEL, PPO_NOISY_LABEL = f"GRPO (zscore, G=8, 16 prompts), reward noise {NOISY_REWARD_STD:g}", f"PPO critic (G=1, 128 prompts), reward noise {NOISY_REWARD_STD:g}"
+GRPO_NOISY_LABEL, PPO_NOISY_LABEL = (
+    f"GRPO (zscore, G=8, 16 prompts), reward noise {NOISY_REWARD_STD:g}",
+    f"PPO critic (G=1, 128 prompts), reward noise {NOISY_REWARD_STD:g}",
+)
 
 
 def grpo_vs_ppo_grid(fast: bool) -> list[dict]:
     steps = 20 if fast else 150
-    variants = {GRPO_LABEL: {}, PPO_LABEL: {"baseline": "critic", "group_size": 1, "prompts_per_step": 128},
-                PPO_GROUPS_LABEL: {"baseline": "critic"}, PPO_SMALL_LABEL: {"baseline": "critic", "group_size": 1, "prompts_per_step": 32},
-                EMA_LABEL: {"baseline": "ema", "group_size": 1, "prompts_per_step": 128},
-                GRPO_NOISY_LABEL: {"reward_noise": NOISY_REWARD_STD},
-                PPO_NOISY_LABEL: {"baseline": "critic", "group_size": 1, "prompts_per_step": 128, "reward_noise": NOISY_REWARD_STD}}
-    return [cell(label, {"variant": label}, train=training(steps, eval_every=5, **overrides), target=TARGET_ACCURACY)
-            for label, overrides in variants.items()]
+    variants = {
+        GRPO_LABEL: {},
+        PPO_LABEL: {"baseline": "critic", "group_size": 1, "prompts_per_step": 128},
+        PPO_GROUPS_LABEL: {"baseline": "critic"},
+        PPO_SMALL_LABEL: {"baseline": "critic", "group_size": 1, "prompts_per_step": 32},
+        EMA_LABEL: {"baseline": "ema", "group_size": 1, "prompts_per_step": 128},
+        GRPO_NOISY_LABEL: {"reward_noise": NOISY_REWARD_STD},
+        PPO_NOISY_LABEL: {"baseline": "critic", "group_size": 1, "prompts_per_step": 128, "reward_noise": NOISY_REWARD_STD},
+    }
+    return [
+        cell(label, {"variant": label}, train=training(steps, eval_every=5, **overrides), target=TARGET_ACCURACY)
+        for label, overrides in variants.items()
+    ]
 
 
 def grpo_vs_ppo_derive(cells: list[dict]) -> dict:
@@ -219,17 +320,22 @@ def grpo_vs_ppo_derive(cells: list[dict]) -> dict:
     difference is beyond noise over seeds ("tie" otherwise). The crossover c* is where GRPO and the
     G=1 critic cost the same, when they differ in opposite directions. Also the accuracy at equal
     wall time: the last evaluation within the shortest run's total time."""
+
     def summary(label: str, metric: str) -> dict:
         return next(c for c in cells if c["label"] == label)["summary"][metric]
 
     def cheaper(metric: str) -> str:
         return {"lower": "GRPO", "higher": "PPO", "same": "tie"}[compare(summary(GRPO_LABEL, metric), summary(PPO_LABEL, metric))]
 
-    derived: dict = {"cheaper_at_zero_cost": cheaper("time_to_target_s"), "cheaper_at_high_cost": cheaper("samples_to_target"),
-                     "crossover_s_per_response": None}
+    derived: dict = {
+        "cheaper_at_zero_cost": cheaper("time_to_target_s"),
+        "cheaper_at_high_cost": cheaper("samples_to_target"),
+        "crossover_s_per_response": None,
+    }
     if {derived["cheaper_at_zero_cost"], derived["cheaper_at_high_cost"]} == {"GRPO", "PPO"}:
-        (grpo_time, grpo_samples), (ppo_time, ppo_samples) = ((summary(label, "time_to_target_s")["mean"], summary(label, "samples_to_target")["mean"])
-                                                              for label in (GRPO_LABEL, PPO_LABEL))
+        (grpo_time, grpo_samples), (ppo_time, ppo_samples) = (
+            (summary(label, "time_to_target_s")["mean"], summary(label, "samples_to_target")["mean"]) for label in (GRPO_LABEL, PPO_LABEL)
+        )
         derived["crossover_s_per_response"] = (ppo_time - grpo_time) / (grpo_samples - ppo_samples)
     shortest = min(s["metrics"]["wall_time_s"] for c in cells for s in c["per_seed"])
     derived["equal_wall_time_s"] = shortest
@@ -239,8 +345,11 @@ def grpo_vs_ppo_derive(cells: list[dict]) -> dict:
         for s in c["per_seed"]:
             within = [a for t, a in zip(s["series"]["eval_wall_time"], s["series"]["eval_accuracy"]) if t <= shortest]
             values.append(within[-1])
-        derived["accuracy_at_equal_wall_time"][c["label"]] = {"mean": statistics.fmean(values),
-                                                             "std": statistics.stdev(values) if len(values) > 1 else 0.0, "n": len(values)}
+        derived["accuracy_at_equal_wall_time"][c["label"]] = {
+            "mean": statistics.fmean(values),
+            "std": statistics.stdev(values) if len(values) > 1 else 0.0,
+            "n": len(values),
+        }
     return derived
 
 
@@ -254,13 +363,22 @@ def critic_fit_grid(fast: bool) -> list[dict]:
     """The default critic on the reference and on a half-trained policy, with fresh rollouts every
     batch (as in a PPO run) and with one fixed pool of rollouts (to show over-fitting); the
     reference with fresh rollouts at other learning rates and with the clipped value loss."""
-    settings = dict(half_trained_steps=20 if fast else 75, batches=8 if fast else 96, prompts_per_batch=64 if fast else 128,
-                    targets_per_prompt=2 if fast else 4, oracle_samples=32 if fast else 128,
-                    group_sizes=[G for G in CRITIC_GROUP_SIZES if G <= (32 if fast else 64)])
+    settings = dict(
+        half_trained_steps=20 if fast else 75,
+        batches=8 if fast else 96,
+        prompts_per_batch=64 if fast else 128,
+        targets_per_prompt=2 if fast else 4,
+        oracle_samples=32 if fast else 128,
+        group_sizes=[G for G in CRITIC_GROUP_SIZES if G <= (32 if fast else 64)],
+    )
 
     def critic_cell(label: str, policy: str = "reference", data: str = "fresh", **critic) -> dict:
-        axes = {"policy": policy, "data": data, "critic_lr": critic.get("critic_lr", TrainConfig().critic_lr),
-                "value_clip": critic.get("value_clip", 0.0)}
+        axes = {
+            "policy": policy,
+            "data": data,
+            "critic_lr": critic.get("critic_lr", TrainConfig().critic_lr),
+            "value_clip": critic.get("value_clip", 0.0),
+        }
         return cell(label, axes, "critic_fit", policy=policy, data=data, critic=critic, **settings)
 
     cells = [critic_cell(f"{policy}, fresh rollouts", policy) for policy in ("reference", "half-trained")]
@@ -272,34 +390,68 @@ def critic_fit_grid(fast: bool) -> list[dict]:
 
 # --- 9. difficulty-bias ----------------------------------------------------------------------------------
 
+
 def difficulty_grid(fast: bool) -> list[dict]:
     steps = 30 if fast else 150
-    weights = dict(half_trained_steps=20 if fast else 75, group_size=8, prompts=32 if fast else 64, batches=1 if fast else 2,
-                   baselines=["mean", "zscore"])
-    cells = [cell(f"group weights at the {policy} policy", {"part": "weights", "policy": policy}, "difficulty_weights", policy=policy, **weights)
-             for policy in ("reference", "half-trained")]
-    cells += [cell(f"train with {baseline}", {"part": "training", "baseline": baseline},
-                   train=training(steps, baseline=baseline), target=TARGET_ACCURACY, by_difficulty=True) for baseline in ("zscore", "mean")]
+    weights = dict(
+        half_trained_steps=20 if fast else 75, group_size=8, prompts=32 if fast else 64, batches=1 if fast else 2, baselines=["mean", "zscore"]
+    )
+    cells = [
+        cell(f"group weights at the {policy} policy", {"part": "weights", "policy": policy}, "difficulty_weights", policy=policy, **weights)
+        for policy in ("reference", "half-trained")
+    ]
+    cells += [
+        cell(
+            f"train with {baseline}",
+            {"part": "training", "baseline": baseline},
+            train=training(steps, baseline=baseline),
+            target=TARGET_ACCURACY,
+            by_difficulty=True,
+        )
+        for baseline in ("zscore", "mean")
+    ]
     return cells
 
 
-EXPERIMENTS: dict[str, Experiment] = {e.name: e for e in (
-    Experiment("variance", "policy-gradient SNR and cosine to a large-batch gradient at a fixed policy, per baseline and G",
-               variance_grid, seeds=3),
-    Experiment("offset-and-scale", "a global reward offset and a 0.1 scale on hard prompts: none vs mean vs zscore",
-               offset_and_scale_grid, seeds=4),
-    Experiment("group-size", "G from 2 to 64 at equal prompts per step and at equal samples per step",
-               group_size_grid, seeds=5, derive=group_size_derive),
-    Experiment("sigma-to-zero", "std_eps, add vs clamp and the zero-std filter under exact, partial and noisy rewards",
-               sigma_to_zero_grid, seeds=3),
-    Experiment("small-group-remedies", "G=2 with an EMA baseline, a KL penalty or a lower learning rate, against G=8",
-               small_group_grid, seeds=5),
-    Experiment("batch-blowup", "time per step and memory against prompts x G, and with micro-batches",
-               blowup_grid, seeds=3, fresh_process=True, derive=blowup_derive),
-    Experiment("grpo-vs-ppo", "GRPO against PPO's critic at equal samples, equal wall time and a cost per response",
-               grpo_vs_ppo_grid, seeds=5, derive=grpo_vs_ppo_derive),
-    Experiment("critic-fit", "how many updates PPO's critic needs to predict V at a fixed policy, against a group mean of G samples",
-               critic_fit_grid, seeds=3),
-    Experiment("difficulty-bias", "how much z-scoring re-weights too-easy and too-hard prompts, and what it does to learning",
-               difficulty_grid, seeds=5),
-)}
+EXPERIMENTS: dict[str, Experiment] = {
+    e.name: e
+    for e in (
+        Experiment(
+            "variance", "policy-gradient SNR and cosine to a large-batch gradient at a fixed policy, per baseline and G", variance_grid, seeds=3
+        ),
+        Experiment(
+            "offset-and-scale", "a global reward offset and a 0.1 scale on hard prompts: none vs mean vs zscore", offset_and_scale_grid, seeds=4
+        ),
+        Experiment(
+            "group-size", "G from 2 to 64 at equal prompts per step and at equal samples per step", group_size_grid, seeds=5, derive=group_size_derive
+        ),
+        Experiment(
+            "sigma-to-zero", "std_eps, add vs clamp and the zero-std filter under exact, partial and noisy rewards", sigma_to_zero_grid, seeds=3
+        ),
+        Experiment("small-group-remedies", "G=2 with an EMA baseline, a KL penalty or a lower learning rate, against G=8", small_group_grid, seeds=5),
+        Experiment(
+            "batch-blowup",
+            "time per step and memory against prompts x G, and with micro-batches",
+            blowup_grid,
+            seeds=3,
+            fresh_process=True,
+            derive=blowup_derive,
+        ),
+        Experiment(
+            "grpo-vs-ppo",
+            "GRPO against PPO's critic at equal samples, equal wall time and a cost per response",
+            grpo_vs_ppo_grid,
+            seeds=5,
+            derive=grpo_vs_ppo_derive,
+        ),
+        Experiment(
+            "critic-fit",
+            "how many updates PPO's critic needs to predict V at a fixed policy, against a group mean of G samples",
+            critic_fit_grid,
+            seeds=3,
+        ),
+        Experiment(
+            "difficulty-bias", "how much z-scoring re-weights too-easy and too-hard prompts, and what it does to learning", difficulty_grid, seeds=5
+        ),
+    )
+}

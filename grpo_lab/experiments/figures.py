@@ -72,16 +72,23 @@ def style(axis, title: str, xlabel: str, ylabel: str, log_x: bool = False, log_y
         axis.legend(handles, [h.get_label() for h in handles], fontsize=7, loc=legend)
 
 
-def draw_bars(axis, tick_labels: list[str], bars: list[tuple[list, list, dict]], group_width: float = 0.8, first_slot: int = 0,
-              slots: int = 0) -> None:
+def draw_bars(
+    axis, tick_labels: list[str], bars: list[tuple[list, list, dict]], group_width: float = 0.8, first_slot: int = 0, slots: int = 0
+) -> None:
     """Side-by-side bars with +- 1 std error bars: one group per tick label, and in each group one bar per
     entry of ``bars`` = [(seed means, seed stds, Axes.bar keyword arguments)]. A group has ``slots`` places
     (default: one per bar) and these bars fill them from ``first_slot`` on (a twin axis fills the others)."""
     slots = slots or len(bars)
     positions, width = np.arange(len(tick_labels)), group_width / slots
     for slot, (means, stds, options) in enumerate(bars, start=first_slot):
-        axis.bar(positions + (slot - (slots - 1) / 2) * width, [np.nan if m is None else m for m in means], width,
-                 yerr=[0.0 if e is None else e for e in stds], capsize=3, **options)
+        axis.bar(
+            positions + (slot - (slots - 1) / 2) * width,
+            [np.nan if m is None else m for m in means],
+            width,
+            yerr=[0.0 if e is None else e for e in stds],
+            capsize=3,
+            **options,
+        )
     axis.set_xticks(positions)
     axis.set_xticklabels(tick_labels)
 
@@ -115,17 +122,26 @@ def group_size_ticks(axis, sizes) -> None:
 
 # --- 1 ---------------------------------------------------------------------------------------------------
 
+
 def variance_figure(result: dict) -> Figure:
     policies = list(dict.fromkeys(c["axes"]["policy"] for c in result["cells"]))
-    figure, axes = new_figure(len(policies), 4, 17, 4.2 * len(policies), result,
-                              "Policy-gradient quality at a fixed policy, per baseline and group size (one batch = "
-                              f"{result['cells'][0]['config']['prompts']} prompts x G responses); 'true' = a large-batch RLOO "
-                              "gradient.\nmean and rloo coincide (rloo = G/(G-1) x mean), and at G=2 zscore does too")
+    figure, axes = new_figure(
+        len(policies),
+        4,
+        17,
+        4.2 * len(policies),
+        result,
+        "Policy-gradient quality at a fixed policy, per baseline and group size (one batch = "
+        f"{result['cells'][0]['config']['prompts']} prompts x G responses); 'true' = a large-batch RLOO "
+        "gradient.\nmean and rloo coincide (rloo = G/(G-1) x mean), and at G=2 zscore does too",
+    )
     axes = axes.reshape(len(policies), 4)
-    panels = (("cos_step", "cos(one batch's gradient, true)", "cosine similarity", False),
-              ("net_snr", "Net SNR of one batch's gradient (pure noise: 0)", "net SNR = |E g|^2 / tr Var g (log)", True),
-              ("net_snr_per_1k_responses", "Net SNR per 1000 responses", "net SNR per 1000 responses (log)", True),
-              ("cos_expected", "cos(expected gradient, true)", "cosine similarity", False))
+    panels = (
+        ("cos_step", "cos(one batch's gradient, true)", "cosine similarity", False),
+        ("net_snr", "Net SNR of one batch's gradient (pure noise: 0)", "net SNR = |E g|^2 / tr Var g (log)", True),
+        ("net_snr_per_1k_responses", "Net SNR per 1000 responses", "net SNR per 1000 responses (log)", True),
+        ("cos_expected", "cos(expected gradient, true)", "cosine similarity", False),
+    )
     for row, policy in zip(axes, policies):
         cells = cells_where(result, policy=policy)
         sizes = [c["axes"]["group_size"] for c in cells]
@@ -140,12 +156,17 @@ def variance_figure(result: dict) -> Figure:
 
 # --- 2 ---------------------------------------------------------------------------------------------------
 
+
 def offset_and_scale_figure(result: dict) -> Figure:
     figure, axes = new_figure(1, 3, 16, 4.6, result, "A global reward offset, and hard prompts' rewards x 0.1: none vs mean vs zscore")
     baselines = ("none", "mean", "zscore")
     for baseline in baselines:
-        draw_error_points(axes[0], *metric_points(cells_where(result, baseline=baseline, hard_reward_scale=1.0), "reward_offset", "late_eval_accuracy"),
-                          label=baseline, color=BASELINE_COLORS[baseline])
+        draw_error_points(
+            axes[0],
+            *metric_points(cells_where(result, baseline=baseline, hard_reward_scale=1.0), "reward_offset", "late_eval_accuracy"),
+            label=baseline,
+            color=BASELINE_COLORS[baseline],
+        )
     axes[0].axhline(result["cells"][0]["summary"]["initial_eval_accuracy"]["mean"], color="0.5", ls=":", label="before training")
     style(axes[0], "Accuracy at the end vs the reward offset", "reward offset added to every reward (reward units)", ACCURACY_LABEL)
     largest = max(c["axes"]["reward_offset"] for c in result["cells"])
@@ -156,15 +177,25 @@ def offset_and_scale_figure(result: dict) -> Figure:
     bars = []
     for scale, subset, hatch in ((1.0, "hard", ""), (0.1, "hard", "//"), (1.0, "easy", ""), (0.1, "easy", "//")):
         cells = [cells_where(result, baseline=b, reward_offset=0.0, hard_reward_scale=scale)[0] for b in baselines]
-        bars.append((*means_and_stds(cells, f"{subset}_eval_accuracy"),
-                     {"hatch": hatch, "color": "tab:orange" if subset == "hard" else "tab:cyan", "edgecolor": "k", "lw": 0.5,
-                      "label": f"{subset} problems, hard rewards x{scale:g}"}))
+        bars.append(
+            (
+                *means_and_stds(cells, f"{subset}_eval_accuracy"),
+                {
+                    "hatch": hatch,
+                    "color": "tab:orange" if subset == "hard" else "tab:cyan",
+                    "edgecolor": "k",
+                    "lw": 0.5,
+                    "label": f"{subset} problems, hard rewards x{scale:g}",
+                },
+            )
+        )
     draw_bars(axes[2], list(baselines), bars)
     style(axes[2], "Hard (carry) vs easy problems at the end", "baseline", ACCURACY_LABEL, legend="above bars")
     return figure
 
 
 # --- 3 ---------------------------------------------------------------------------------------------------
+
 
 def group_size_figure(result: dict) -> Figure:
     figure, axes = new_figure(2, 3, 16, 8.4, result, "Group size G at equal prompts per step and at equal samples per step")
@@ -173,22 +204,35 @@ def group_size_figure(result: dict) -> Figure:
     sizes = sorted({c["axes"]["group_size"] for c in result["cells"]})
     for regime, marker in zip(regimes, ("o", "s")):
         cells = cells_where(result, regime=regime)
-        for axis, metric in ((axes[0, 0], "late_eval_accuracy"), (axes[1, 0], "samples_to_target"), (axes[1, 1], "eval_total_drop"),
-                             (axes[1, 2], "eval_max_drawdown")):
+        for axis, metric in (
+            (axes[0, 0], "late_eval_accuracy"),
+            (axes[1, 0], "samples_to_target"),
+            (axes[1, 1], "eval_total_drop"),
+            (axes[1, 2], "eval_max_drawdown"),
+        ):
             draw_error_points(axis, *metric_points(cells, "group_size", metric), label=regime, marker=marker)
     colors = dict(zip(sizes, [f"C{i}" for i in range(len(sizes))]))
-    for axis, regime, x_key, xlabel in ((axes[0, 1], "equal prompts", "eval_samples", "responses sampled (log)"),
-                                        (axes[0, 2], "equal samples", "eval_step", "training step")):
+    for axis, regime, x_key, xlabel in (
+        (axes[0, 1], "equal prompts", "eval_samples", "responses sampled (log)"),
+        (axes[0, 2], "equal samples", "eval_step", "training step"),
+    ):
         for c in cells_where(result, regime=regime):
-            draw_seed_band(axis, *eval_curves(c, x_key, skip_zero=regime == "equal prompts"), label=f"G={c['axes']['group_size']}, P={c['axes']['prompts_per_step']}",
-                           color=colors[c["axes"]["group_size"]], lw=1.3)
+            draw_seed_band(
+                axis,
+                *eval_curves(c, x_key, skip_zero=regime == "equal prompts"),
+                label=f"G={c['axes']['group_size']}, P={c['axes']['prompts_per_step']}",
+                color=colors[c["axes"]["group_size"]],
+                lw=1.3,
+            )
         axis.axhline(TARGET_ACCURACY, color="0.4", ls=":", lw=1)
         style(axis, f"Learning curves, {regime}", xlabel, ACCURACY_LABEL)
     axes[0, 1].set_xscale("log")
-    titles = {(0, 0): ("Accuracy late in training", ACCURACY_LABEL),
-              (1, 0): (f"Responses to reach {TARGET_ACCURACY:.0%} (no point: no seed did)", "responses sampled (log)"),
-              (1, 1): ("Oscillation: total fall between evaluations", "accuracy points lost (sum of falls)"),
-              (1, 2): ("Oscillation: largest fall from the best so far", "accuracy points")}
+    titles = {
+        (0, 0): ("Accuracy late in training", ACCURACY_LABEL),
+        (1, 0): (f"Responses to reach {TARGET_ACCURACY:.0%} (no point: no seed did)", "responses sampled (log)"),
+        (1, 1): ("Oscillation: total fall between evaluations", "accuracy points lost (sum of falls)"),
+        (1, 2): ("Oscillation: largest fall from the best so far", "accuracy points"),
+    }
     for (row, col), (title, ylabel) in titles.items():
         style(axes[row, col], title, "group size G (log scale)", ylabel, log_x=True, log_y=(row, col) == (1, 0))
         group_size_ticks(axes[row, col], sizes)
@@ -209,16 +253,25 @@ def sigma_to_zero_figure(result: dict) -> Figure:
     group_size = result["train_defaults"]["group_size"]
     for axis in axes[:1]:
         axis.axhline((group_size - 1) / group_size**0.5, color="0.3", ls=":", lw=1, label=f"bound (G-1)/sqrt(G), G={group_size}")
-    panels = (("adv_abs_max", "Largest |advantage| in training", "max |advantage| over steps (advantage units)", False),
-              ("probe_no_signal_share", "|advantage| on groups with no right/wrong spread", "share of total |advantage|", False),
-              ("late_eval_accuracy", "Late accuracy (x: stopped on 0/0, last evaluation)", ACCURACY_LABEL, False))
+    panels = (
+        ("adv_abs_max", "Largest |advantage| in training", "max |advantage| over steps (advantage units)", False),
+        ("probe_no_signal_share", "|advantage| on groups with no right/wrong spread", "share of total |advantage|", False),
+        ("late_eval_accuracy", "Late accuracy (x: stopped on 0/0, last evaluation)", ACCURACY_LABEL, False),
+    )
     for axis, (metric, title, ylabel, log_y) in zip(axes, panels):
         for reward in rewards:
             for mode, line_style in (("add", "-"), ("clamp", "--")):
                 cells = [c for c in cells_where(result, reward=reward, filter=False) if c["axes"]["eps_mode"] == mode or c["axes"]["std_eps"] == 0]
                 x = [max(c["axes"]["std_eps"], ZERO_EPS_AT) for c in cells]
-                draw_error_points(axis, x, [stat(c, metric) for c in cells], [stat(c, metric, "std") for c in cells],
-                                  label=f"{reward}, {mode}", color=colors[reward], ls=line_style)
+                draw_error_points(
+                    axis,
+                    x,
+                    [stat(c, metric) for c in cells],
+                    [stat(c, metric, "std") for c in cells],
+                    label=f"{reward}, {mode}",
+                    color=colors[reward],
+                    ls=line_style,
+                )
                 failed = [(xx, stat(c, "final_eval_accuracy")) for xx, c in zip(x, cells) if (stat(c, "failed") or 0) > 0]
                 if failed and metric == "late_eval_accuracy":
                     axis.scatter(*zip(*failed), marker="x", s=60, color=colors[reward], zorder=5)
@@ -242,15 +295,29 @@ def sigma_to_zero_figure(result: dict) -> Figure:
     variants = [v for v in variants if all(picked[(v[0], name)] for name, _ in settings)]
     bar_colors = [colors.get(where["reward"], "tab:gray") if "reference" not in where else "0.5" for _, where in settings]
     bar_style = {"color": bar_colors, "edgecolor": "k", "lw": 0.5, "alpha": 0.8}
-    draw_bars(axes[3], [f"{name}\n{stat(picked[(False, name)], 'frac_reward_zero_std'):.0%} zero-std" for name, _ in settings],
-              [(*means_and_stds([picked[(variant, name)] for name, _ in settings], "late_eval_accuracy"),
-                {**bar_style, "label": label, **({"hatch": hatch} if hatch else {})}) for variant, label, hatch in variants])
-    style(axes[3], "DAPO: drop tied groups, or refill the batch", "reward (and its share of groups with all-equal rewards)", ACCURACY_LABEL,
-          legend="above bars")
+    draw_bars(
+        axes[3],
+        [f"{name}\n{stat(picked[(False, name)], 'frac_reward_zero_std'):.0%} zero-std" for name, _ in settings],
+        [
+            (
+                *means_and_stds([picked[(variant, name)] for name, _ in settings], "late_eval_accuracy"),
+                {**bar_style, "label": label, **({"hatch": hatch} if hatch else {})},
+            )
+            for variant, label, hatch in variants
+        ],
+    )
+    style(
+        axes[3],
+        "DAPO: drop tied groups, or refill the batch",
+        "reward (and its share of groups with all-equal rewards)",
+        ACCURACY_LABEL,
+        legend="above bars",
+    )
     return figure
 
 
 # --- 5 ---------------------------------------------------------------------------------------------------
+
 
 def small_group_figure(result: dict) -> Figure:
     figure, axes = new_figure(1, 4, 19, 4.8, result, "G = 2 and its remedies (EMA baseline, KL penalty, lower learning rate) against G = 8")
@@ -260,8 +327,10 @@ def small_group_figure(result: dict) -> Figure:
     style(axes[0], "Learning curves by step", "training step", ACCURACY_LABEL)
     style(axes[1], "Learning curves by responses sampled", "responses sampled", ACCURACY_LABEL)
     colors = {"color": [f"C{i}" for i in range(len(result["cells"]))], "edgecolor": "k", "lw": 0.5}
-    for axis, metric, title, ylabel in ((axes[2], "late_eval_accuracy", "Accuracy late in training", ACCURACY_LABEL),
-                                        (axes[3], "eval_max_drawdown", "Oscillation: largest fall from the best so far", "accuracy points")):
+    for axis, metric, title, ylabel in (
+        (axes[2], "late_eval_accuracy", "Accuracy late in training", ACCURACY_LABEL),
+        (axes[3], "eval_max_drawdown", "Oscillation: largest fall from the best so far", "accuracy points"),
+    ):
         draw_bars(axis, [c["label"] for c in result["cells"]], [(*means_and_stds(result["cells"], metric), colors)], group_width=0.6)
         axis.tick_params(axis="x", labelrotation=30, labelsize=7)
         for label in axis.get_xticklabels():
@@ -274,35 +343,60 @@ def small_group_figure(result: dict) -> Figure:
 
 # --- 6 ---------------------------------------------------------------------------------------------------
 
+
 def blowup_figure(result: dict) -> Figure:
     figure, axes = new_figure(1, 3, 16, 4.6, result, "The batch is prompts x G responses: time and memory per step, and micro-batching")
     whole = sorted(cells_where(result, micro_batch_size=0), key=lambda c: c["axes"]["prompts_per_step"] * c["axes"]["group_size"])
     x = [stat(c, "responses_per_step") for c in whole]
     draw_error_points(axes[0], x, [stat(c, "time_per_step_s") for c in whole], [stat(c, "time_per_step_s", "std") for c in whole], label="one step")
     for c, xx in zip(whole, x):
-        axes[0].annotate(f"{c['axes']['prompts_per_step']}x{c['axes']['group_size']}", (xx, stat(c, "time_per_step_s")), fontsize=7,
-                         textcoords="offset points", xytext=(4, -10))
+        axes[0].annotate(
+            f"{c['axes']['prompts_per_step']}x{c['axes']['group_size']}",
+            (xx, stat(c, "time_per_step_s")),
+            fontsize=7,
+            textcoords="offset points",
+            xytext=(4, -10),
+        )
     style(axes[0], "Time per training step", "responses per step (prompts x G, log)", "seconds (log)", log_x=True, log_y=True)
     for metric, label in (("peak_rss_mb", "peak resident memory of the process"), ("saved_activations_mb", "activations kept for backward")):
         draw_error_points(axes[1], x, [stat(c, metric) for c in whole], [stat(c, metric, "std") for c in whole], label=label)
     style(axes[1], "Memory", "responses per step (prompts x G, log)", "MB (log)", log_x=True, log_y=True)
     shape = max((c["axes"]["prompts_per_step"], c["axes"]["group_size"]) for c in result["cells"] if c["axes"]["micro_batch_size"])
-    micro = sorted(cells_where(result, prompts_per_step=shape[0], group_size=shape[1]),
-                   key=lambda c: c["axes"]["micro_batch_size"] or shape[0] * shape[1], reverse=True)
+    micro = sorted(
+        cells_where(result, prompts_per_step=shape[0], group_size=shape[1]),
+        key=lambda c: c["axes"]["micro_batch_size"] or shape[0] * shape[1],
+        reverse=True,
+    )
     sizes = [c["axes"]["micro_batch_size"] or shape[0] * shape[1] for c in micro]
     tick_labels = [f"{s}" + (" (whole)" if i == 0 else "") for i, s in enumerate(sizes)]
     time_axis = axes[2].twinx()
-    draw_bars(axes[2], tick_labels, [(*means_and_stds(micro, "saved_activations_mb"), {"color": "tab:blue", "label": "activations for backward (MB, left)"})],
-              slots=2)
-    draw_bars(time_axis, tick_labels, [(*means_and_stds(micro, "time_per_step_s"), {"color": "tab:orange", "label": "time per step (s, right)"})],
-              first_slot=1, slots=2)
+    draw_bars(
+        axes[2],
+        tick_labels,
+        [(*means_and_stds(micro, "saved_activations_mb"), {"color": "tab:blue", "label": "activations for backward (MB, left)"})],
+        slots=2,
+    )
+    draw_bars(
+        time_axis,
+        tick_labels,
+        [(*means_and_stds(micro, "time_per_step_s"), {"color": "tab:orange", "label": "time per step (s, right)"})],
+        first_slot=1,
+        slots=2,
+    )
     time_axis.set_ylabel("seconds per step")
-    style(axes[2], f"Micro-batches at {shape[0]} prompts x G={shape[1]} (same gradient)", "responses per backward pass", "MB",
-          legend="above bars", twins=(time_axis,))
+    style(
+        axes[2],
+        f"Micro-batches at {shape[0]} prompts x G={shape[1]} (same gradient)",
+        "responses per backward pass",
+        "MB",
+        legend="above bars",
+        twins=(time_axis,),
+    )
     return figure
 
 
 # --- 7 ---------------------------------------------------------------------------------------------------
+
 
 def grpo_vs_ppo_figure(result: dict) -> Figure:
     figure, axes = new_figure(1, 4, 22, 4.8, result, "GRPO's group baseline against PPO's learned critic")
@@ -318,16 +412,23 @@ def grpo_vs_ppo_figure(result: dict) -> Figure:
     style(axes[1], "Equal wall time (this CPU, shared)", "wall time (seconds)", ACCURACY_LABEL)
     costs = np.logspace(-5, 1, 61)
     for index, c in enumerate(exact):
-        per_seed = [[None if m["time_to_target_s"] is None else m["time_to_target_s"] + cost * m["samples_to_target"] for cost in costs]
-                    for m in (s["metrics"] for s in c["per_seed"])]
+        per_seed = [
+            [None if m["time_to_target_s"] is None else m["time_to_target_s"] + cost * m["samples_to_target"] for cost in costs]
+            for m in (s["metrics"] for s in c["per_seed"])
+        ]
         if any(v is not None for row in per_seed for v in row):
             draw_seed_band(axes[2], costs, per_seed, label=c["label"], color=f"C{index}")
     crossover = result["derived"].get("crossover_s_per_response")
     if crossover:
         axes[2].axvline(crossover, color="k", ls="--", lw=1, label=f"crossover {crossover:.2g} s/response")
     axes[2].set_xscale("log")
-    style(axes[2], f"Cost to reach {TARGET_ACCURACY:.0%}: wall time + c x responses", "simulated generation cost c (seconds per response, log)",
-          "seconds (log)", log_y=True)
+    style(
+        axes[2],
+        f"Cost to reach {TARGET_ACCURACY:.0%}: wall time + c x responses",
+        "simulated generation cost c (seconds per response, log)",
+        "seconds (log)",
+        log_y=True,
+    )
     for label, color, line in ((GRPO_LABEL, "C0", "-"), (PPO_LABEL, "C1", "-"), (GRPO_NOISY_LABEL, "C0", "--"), (PPO_NOISY_LABEL, "C1", "--")):
         for c in (c for c in result["cells"] if c["label"] == label):
             draw_seed_band(axes[3], *eval_curves(c, "eval_samples"), label=label, color=color, ls=line)
@@ -337,15 +438,26 @@ def grpo_vs_ppo_figure(result: dict) -> Figure:
 
 # --- 8 ---------------------------------------------------------------------------------------------------
 
+
 def critic_fit_figure(result: dict) -> Figure:
     figure, axes = new_figure(1, 3, 17, 4.8, result, "PPO's critic at a fixed policy: how many updates to predict V, against a group of G samples")
-    fresh = {c["axes"]["policy"]: c for c in cells_where(result, data="fresh", value_clip=0.0)
-             if c["axes"]["critic_lr"] == result["train_defaults"]["critic_lr"]}
+    fresh = {
+        c["axes"]["policy"]: c
+        for c in cells_where(result, data="fresh", value_clip=0.0)
+        if c["axes"]["critic_lr"] == result["train_defaults"]["critic_lr"]
+    }
     ev_floor = -0.5  # a G=2 mean explains less than a constant; the axis stops here so the critic's curve stays readable
     for index, (policy, c) in enumerate(fresh.items()):
         updates = c["per_seed"][0]["series"]["updates"]
-        draw_seed_band(axes[0], [max(u, 1) for u in updates], [s["series"]["ev_prompt"] for s in c["per_seed"]],
-                       label=f"critic V(prompt), {policy}", color=f"C{index}", marker="o", ms=3)
+        draw_seed_band(
+            axes[0],
+            [max(u, 1) for u in updates],
+            [s["series"]["ev_prompt"] for s in c["per_seed"]],
+            label=f"critic V(prompt), {policy}",
+            color=f"C{index}",
+            marker="o",
+            ms=3,
+        )
         if policy == "reference":
             for shade, G in zip(np.linspace(0.75, 0.25, 6), sorted(int(k.split("=")[1]) for k in c["summary"] if k.startswith("group_ev."))):
                 value = stat(c, f"group_ev.G={G}")
@@ -354,29 +466,47 @@ def critic_fit_figure(result: dict) -> Figure:
                     axes[0].annotate(f"group mean, G={G}", (1, value), fontsize=7, color="0.2", va="bottom")
             axes[0].axhline(stat(c, "oracle_ev"), color="k", lw=1.2, label="oracle V (reference policy)")
     axes[0].axhline(0, color="0.5", lw=0.8)
-    style(axes[0], "Held-out explained variance of V(prompt)", "critic updates (log; 1 = before training)",
-          "explained variance (0 = a constant)", log_x=True, legend="lower right")
+    style(
+        axes[0],
+        "Held-out explained variance of V(prompt)",
+        "critic updates (log; 1 = before training)",
+        "explained variance (0 = a constant)",
+        log_x=True,
+        legend="lower right",
+    )
     for index, c in enumerate([fresh.get("reference"), *cells_where(result, data="fixed")]):
         if c is None:
             continue
         updates = [max(u, 1) for u in c["per_seed"][0]["series"]["updates"]]
         name = "fresh rollouts" if c["axes"]["data"] == "fresh" else "one fixed pool"
-        draw_seed_band(axes[1], updates[1:], [s["series"]["train_ev_token"][1:] for s in c["per_seed"]], label=f"{name}: on its training batch",
-                       color=f"C{index + 2}", ls="--")
+        draw_seed_band(
+            axes[1],
+            updates[1:],
+            [s["series"]["train_ev_token"][1:] for s in c["per_seed"]],
+            label=f"{name}: on its training batch",
+            color=f"C{index + 2}",
+            ls="--",
+        )
         draw_seed_band(axes[1], updates, [s["series"]["ev_token"] for s in c["per_seed"]], label=f"{name}: held out", color=f"C{index + 2}")
     axes[1].axhline(0, color="0.5", lw=0.8)
-    style(axes[1], "Over- and under-fitting (every answer token)", "critic updates (log)", "explained variance", log_x=True,
-          legend="upper left")
+    style(axes[1], "Over- and under-fitting (every answer token)", "critic updates (log)", "explained variance", log_x=True, legend="upper left")
     variants = sorted(cells_where(result, policy="reference", data="fresh"), key=lambda c: (c["axes"]["value_clip"], c["axes"]["critic_lr"]))
     labels = [f"lr {c['axes']['critic_lr']:g}" + (f"\nclip {c['axes']['value_clip']:g}" if c["axes"]["value_clip"] else "") for c in variants]
-    draw_bars(axes[2], labels, [(*means_and_stds(variants, "critic_ev_prompt"), {"label": "V(prompt)", "color": "C0"}),
-                                (*means_and_stds(variants, "critic_ev_token"), {"label": "every token", "color": "C1"})])
+    draw_bars(
+        axes[2],
+        labels,
+        [
+            (*means_and_stds(variants, "critic_ev_prompt"), {"label": "V(prompt)", "color": "C0"}),
+            (*means_and_stds(variants, "critic_ev_token"), {"label": "every token", "color": "C1"}),
+        ],
+    )
     axes[2].axhline(0, color="0.5", lw=0.8)
     style(axes[2], "After all updates, by learning rate and value clip", "", "held-out explained variance", legend="above bars")
     return figure
 
 
 # --- 9 ---------------------------------------------------------------------------------------------------
+
 
 def difficulty_figure(result: dict) -> Figure:
     figure, axes = new_figure(1, 4, 19, 4.6, result, "Difficulty bias: how much each prompt counts under zscore vs mean (Dr. GRPO's argument)")
@@ -385,19 +515,43 @@ def difficulty_figure(result: dict) -> Figure:
     ks = list(range(1, G))
     for c, line_style in zip(weight_cells, ("-", "--")):
         for baseline in ("mean", "zscore"):
-            draw_error_points(axes[0], ks, [stat(c, f"weight_vs_middle.{baseline}.k={k}") for k in ks],
-                              [stat(c, f"weight_vs_middle.{baseline}.k={k}", "std") for k in ks],
-                              label=f"{baseline}, {c['axes']['policy']}", color=BASELINE_COLORS[baseline], ls=line_style)
-    style(axes[0], "A group's gradient norm, relative to a balanced group", f"right answers in the group (of G={G})",
-          "gradient norm / that of the most balanced group", legend=None)
+            draw_error_points(
+                axes[0],
+                ks,
+                [stat(c, f"weight_vs_middle.{baseline}.k={k}") for k in ks],
+                [stat(c, f"weight_vs_middle.{baseline}.k={k}", "std") for k in ks],
+                label=f"{baseline}, {c['axes']['policy']}",
+                color=BASELINE_COLORS[baseline],
+                ls=line_style,
+            )
+    style(
+        axes[0],
+        "A group's gradient norm, relative to a balanced group",
+        f"right answers in the group (of G={G})",
+        "gradient norm / that of the most balanced group",
+        legend=None,
+    )
     axes[0].legend(fontsize=7, loc="lower center", ncol=2)
     ks = range(G + 1)
-    draw_bars(axes[1], [str(k) for k in ks], [([stat(c, f"frac_groups.k={k}") for k in ks], [stat(c, f"frac_groups.k={k}", "std") for k in ks],
-                                               {"label": f"{c['axes']['policy']} policy"}) for c in weight_cells])
+    draw_bars(
+        axes[1],
+        [str(k) for k in ks],
+        [
+            (
+                [stat(c, f"frac_groups.k={k}") for k in ks],
+                [stat(c, f"frac_groups.k={k}", "std") for k in ks],
+                {"label": f"{c['axes']['policy']} policy"},
+            )
+            for c in weight_cells
+        ],
+    )
     style(axes[1], "How many groups have k right answers", f"right answers in the group (of G={G})", "fraction of groups")
     training = cells_where(result, part="training")
-    draw_bars(axes[2], [c["axes"]["baseline"] for c in training],
-              [(*means_and_stds(training, f"{subset}_eval_accuracy"), {"label": f"{subset} problems"}) for subset in ("hard", "easy")])
+    draw_bars(
+        axes[2],
+        [c["axes"]["baseline"] for c in training],
+        [(*means_and_stds(training, f"{subset}_eval_accuracy"), {"label": f"{subset} problems"}) for subset in ("hard", "easy")],
+    )
     style(axes[2], "After training: hard (carry) vs easy problems", "baseline", ACCURACY_LABEL, legend="above bars")
     for c in training:
         draw_seed_band(axes[3], *eval_curves(c), label=c["axes"]["baseline"], color=BASELINE_COLORS[c["axes"]["baseline"]])
@@ -405,9 +559,17 @@ def difficulty_figure(result: dict) -> Figure:
     return figure
 
 
-FIGURES = {"variance": variance_figure, "offset-and-scale": offset_and_scale_figure, "group-size": group_size_figure,
-           "sigma-to-zero": sigma_to_zero_figure, "small-group-remedies": small_group_figure, "batch-blowup": blowup_figure,
-           "grpo-vs-ppo": grpo_vs_ppo_figure, "critic-fit": critic_fit_figure, "difficulty-bias": difficulty_figure}
+FIGURES = {
+    "variance": variance_figure,
+    "offset-and-scale": offset_and_scale_figure,
+    "group-size": group_size_figure,
+    "sigma-to-zero": sigma_to_zero_figure,
+    "small-group-remedies": small_group_figure,
+    "batch-blowup": blowup_figure,
+    "grpo-vs-ppo": grpo_vs_ppo_figure,
+    "critic-fit": critic_fit_figure,
+    "difficulty-bias": difficulty_figure,
+}
 
 
 def experiment_figure(name: str, result: dict) -> Figure:

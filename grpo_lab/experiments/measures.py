@@ -27,15 +27,17 @@ import torch
 
 from ..advantages import EMABaseline, compute_advantages
 from ..critic import ValueModel, answer_values, gae, update_critic
+from ..evaluation import greedy_correct
 from ..policy import TinyTransformer, load_reference_policy, sample
 from ..probes import cosine_similarity, gradient_noise
 from ..task import ProblemSampler, RewardModel, Task, decode, eval_batch
-from ..trainer import TrainConfig, greedy_correct, group_gradients, train
+from ..trainer import TrainConfig, group_gradients, train
 
 LATE_FRACTION = 0.2  # "late" accuracy: the mean of the evaluations in the last 20% of the steps
 
 
 # --- training runs ----------------------------------------------------------------------------------
+
 
 def train_config(config: dict, seed: int) -> TrainConfig:
     """The TrainConfig of a cell: its ``train`` overrides on top of the defaults, on the CPU."""
@@ -79,12 +81,13 @@ def run_metrics(history: list[dict], target: float | None = None) -> dict:
         "eval_max_drawdown": drawdown,
         "adv_abs_max": over_steps("adv_abs_max", max),
         "frac_reward_zero_std": over_steps("frac_reward_zero_std", statistics.fmean),
-        "late_reward": statistics.fmean([r["reward"] for r in trained[-max(1, len(trained) // 5):]]) if trained else None,
+        "late_reward": statistics.fmean([r["reward"] for r in trained[-max(1, len(trained) // 5) :]]) if trained else None,
         # how much the logged train reward jumps from step to step (sampling noise plus real swings)
         "reward_step_noise": statistics.stdev([b["reward"] - a["reward"] for a, b in zip(trained, trained[1:])]) / math.sqrt(2)
-        if len(trained) > 2 else None,
+        if len(trained) > 2
+        else None,
         "final_kl": over_steps("kl", lambda values: values[-1]),
-        "late_explained_variance": over_steps("explained_variance", lambda values: statistics.fmean(values[-max(1, len(values) // 5):])),
+        "late_explained_variance": over_steps("explained_variance", lambda values: statistics.fmean(values[-max(1, len(values) // 5) :])),
         "steps_completed": float(last_step),
         "samples": float(history[-1].get("samples", 0)),
         "wall_time_s": history[-1]["wall_time"],
@@ -130,6 +133,7 @@ def train_unit(config: dict, seed: int) -> dict:
 
 # --- fixed-policy measurements ------------------------------------------------------------------------
 
+
 @functools.lru_cache(maxsize=4)
 def fixed_policy(name: str, half_trained_steps: int) -> TinyTransformer:
     """'reference': the shipped default policy; 'half-trained': it after ``half_trained_steps``
@@ -141,17 +145,32 @@ def fixed_policy(name: str, half_trained_steps: int) -> TinyTransformer:
     return train(TrainConfig(steps=half_trained_steps, seed=0, eval_every=0, probe_every=0, device="cpu")).policy
 
 
-def sample_groups(policy: TinyTransformer, task: Task, problems: ProblemSampler, reward_model: RewardModel,
-                  prompts_per_batch: int, group_size: int, generator: torch.Generator) -> dict:
+def sample_groups(
+    policy: TinyTransformer,
+    task: Task,
+    problems: ProblemSampler,
+    reward_model: RewardModel,
+    prompts_per_batch: int,
+    group_size: int,
+    generator: torch.Generator,
+) -> dict:
     """Sample G answers for each of P fresh problems and score them, as a training step does.
     Returns prompts, answers, mask [B, ...] (B = P*G, groups contiguous), rewards and correct [P, G],
     hard [P]."""
     batch = problems.sample(prompts_per_batch)
     prompts = batch.prompts.repeat_interleave(group_size, dim=0)
     answers, mask = sample(policy, prompts, task.max_answer_length, 1.0, generator)
-    flat_rewards, correct = reward_model([decode(row) for row in answers], [a for a in batch.answers for _ in range(group_size)])
-    return {"prompts": prompts, "answers": answers, "mask": mask, "rewards": flat_rewards.view(-1, group_size),
-            "correct": correct.view(-1, group_size), "hard": batch.hard}
+    flat_rewards, correct = reward_model(
+        [decode(row) for row in answers], [a for a in batch.answers for _ in range(group_size)], batch.hard.repeat_interleave(group_size)
+    )
+    return {
+        "prompts": prompts,
+        "answers": answers,
+        "mask": mask,
+        "rewards": flat_rewards.view(-1, group_size),
+        "correct": correct.view(-1, group_size),
+        "hard": batch.hard,
+    }
 
 
 def batch_group_gradients(policy: TinyTransformer, groups: dict, advantages: torch.Tensor, group_size: int, max_len: int) -> torch.Tensor:
@@ -197,8 +216,9 @@ def variance_unit(config: dict, seed: int) -> dict:
     """
     policy = fixed_policy(config["policy"], config["half_trained_steps"])
     task, G, P = Task.parse("2d+"), config["group_size"], config["prompts"]
-    reference, reference_split_cosine = reference_gradient(config["policy"], config["half_trained_steps"],
-                                                           config["reference_prompts"], config["reference_group_size"])
+    reference, reference_split_cosine = reference_gradient(
+        config["policy"], config["half_trained_steps"], config["reference_prompts"], config["reference_group_size"]
+    )
     unit_seed = seed * 1000 + G
     problems, reward_model = ProblemSampler(task, unit_seed), RewardModel()
     generator = torch.Generator().manual_seed(unit_seed)
@@ -218,8 +238,12 @@ def variance_unit(config: dict, seed: int) -> dict:
     # if the two halves of the reference agree with cosine c, the whole one agrees with the true gradient
     # with cosine sqrt(r / (1 + r)), r = 2c / (1 - c) its signal-to-noise ratio (independent noise in each half)
     ratio = 2 * reference_split_cosine / (1 - reference_split_cosine) if 0 < reference_split_cosine < 1 else 0.0
-    metrics: dict = {"reward": float(all_rewards.mean()), "frac_reward_zero_std": float((all_rewards.std(dim=1) == 0).float().mean()),
-                     "reference_split_cosine": reference_split_cosine, "reference_cos_to_truth": math.sqrt(ratio / (1 + ratio))}
+    metrics: dict = {
+        "reward": float(all_rewards.mean()),
+        "frac_reward_zero_std": float((all_rewards.std(dim=1) == 0).float().mean()),
+        "reference_split_cosine": reference_split_cosine,
+        "reference_cos_to_truth": math.sqrt(ratio / (1 + ratio)),
+    }
     for baseline, per_batch in gradients.items():
         pooled = torch.cat(per_batch)  # [batches * P, n_params]
         noise = gradient_noise(pooled)
@@ -277,19 +301,22 @@ def advantage_noise_share(config: TrainConfig, seed: int, prompts: int = 64) -> 
     exact-match rewards are all equal (no real signal in them: with a noisy reward model any spread
     there is noise, with partial credit it is partial credit). Also the largest |advantage|."""
     policy, task = load_reference_policy(config.reference), Task.parse(config.task)
-    reward_model = RewardModel(config.reward, config.reward_offset, config.reward_scale, config.reward_noise, seed + 77)
+    reward_model = RewardModel.for_config(config, seed + 77)
     generator = torch.Generator().manual_seed(seed + 77)
     groups = sample_groups(policy, task, ProblemSampler(task, seed + 77), reward_model, prompts, config.group_size, generator)
     advantages = compute_advantages(groups["rewards"], config.baseline, config.std_eps, config.std_scope, config.std_ddof, config.eps_mode)
     no_signal = groups["correct"].std(dim=1) == 0
     total = float(advantages.abs().sum())
     finite = math.isfinite(total)
-    return {"probe_adv_abs_max": float(advantages.abs().max()) if finite else None,
-            "probe_no_signal_share": float(advantages[no_signal].abs().sum()) / total if finite and total > 0 else None,
-            "probe_frac_no_signal_groups": float(no_signal.float().mean())}
+    return {
+        "probe_adv_abs_max": float(advantages.abs().max()) if finite else None,
+        "probe_no_signal_share": float(advantages[no_signal].abs().sum()) / total if finite and total > 0 else None,
+        "probe_frac_no_signal_groups": float(no_signal.float().mean()),
+    }
 
 
 # --- batch shape: time and memory -----------------------------------------------------------------------
+
 
 class SavedActivationMeter:
     """Bytes of tensors autograd keeps for the backward pass, live and at their peak.
@@ -354,7 +381,7 @@ def blowup_unit(config: dict, seed: int) -> dict:
         history = train(train_cfg).history
     step_times = [b["wall_time"] - a["wall_time"] for a, b in zip(history, history[1:]) if "eval_accuracy" not in b]
     metrics = {
-        "responses_per_step": float(train_cfg.prompts_per_step * train_cfg.group_size),
+        "responses_per_step": float(train_cfg.samples_per_step),
         "time_per_step_s": statistics.median(step_times),
         "peak_rss_mb": peak_rss_mb(),
         "rss_before_mb": rss_before,
@@ -365,6 +392,7 @@ def blowup_unit(config: dict, seed: int) -> dict:
 
 
 # --- the critic's fit at a fixed policy -----------------------------------------------------------------
+
 
 def explained_variance_of(predictions: torch.Tensor, targets: torch.Tensor) -> float:
     """1 - Var(targets - predictions) / Var(targets), both [N]: 0 for a constant, 1 for a perfect fit."""
@@ -451,18 +479,41 @@ def critic_fit_unit(config: dict, seed: int) -> dict:
         with torch.no_grad():
             old_values = answer_values(value_model, prompts, answers)
         _, returns = gae(rewards, old_values, mask, 1.0, settings.gae_lambda)
-        updates += update_critic(value_model, optimizer, prompts, answers, mask, returns, old_values, settings.critic_epochs,
-                                 settings.critic_minibatches, settings.value_clip, settings.max_grad_norm, shuffle)["critic_updates"]
+        updates += update_critic(
+            value_model,
+            optimizer,
+            prompts,
+            answers,
+            mask,
+            returns,
+            old_values,
+            settings.critic_epochs,
+            settings.critic_minibatches,
+            settings.value_clip,
+            settings.max_grad_norm,
+            shuffle,
+        )["critic_updates"]
         if batch_number in checkpoints:
             with torch.no_grad():
                 train_ev = token_explained_variance(answer_values(value_model, prompts, answers), rewards, mask)
             measure()
-    metrics.update(critic_ev_prompt=series["ev_prompt"][-1], critic_ev_token=series["ev_token"][-1], train_ev_token=train_ev,
-                   best_critic_ev_prompt=max(series["ev_prompt"]), critic_updates=float(updates),
-                   critic_parameters=float(value_model.num_trainable_parameters()))
+    metrics.update(
+        critic_ev_prompt=series["ev_prompt"][-1],
+        critic_ev_token=series["ev_token"][-1],
+        train_ev_token=train_ev,
+        best_critic_ev_prompt=max(series["ev_prompt"]),
+        critic_updates=float(updates),
+        critic_parameters=float(value_model.num_trainable_parameters()),
+    )
     for G, value in group_ev.items():
         metrics[f"updates_to_beat.G={G}"] = next((float(u) for u, ev in zip(series["updates"], series["ev_prompt"]) if ev >= value), None)
     return {"seed": seed, "status": "finished", "message": "", "metrics": metrics, "series": series}
 
 
-UNITS = {"train": train_unit, "variance": variance_unit, "difficulty_weights": difficulty_weights_unit, "blowup": blowup_unit, "critic_fit": critic_fit_unit}
+UNITS = {
+    "train": train_unit,
+    "variance": variance_unit,
+    "difficulty_weights": difficulty_weights_unit,
+    "blowup": blowup_unit,
+    "critic_fit": critic_fit_unit,
+}

@@ -14,19 +14,32 @@ import math
 import multiprocessing
 import os
 import time
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
-from .. import __version__
+from .. import __version__, paths
 from ..files import finite_json, json_text, write_atomically
 from ..trainer import TrainConfig
 from .catalog import EXPERIMENTS
 from .measures import UNITS
 from .stats import summarize
 
-RESULTS_DIR = Path(__file__).resolve().parents[2] / "data" / "results"
-RESULT_KEYS = ("name", "question", "command", "version", "fast", "seeds", "workers", "created", "wall_time_s",
-               "train_defaults", "grid", "cells", "derived")
+RESULTS_DIR = paths.RESULTS_DIR
+RESULT_KEYS = (
+    "name",
+    "question",
+    "command",
+    "version",
+    "fast",
+    "seeds",
+    "workers",
+    "created",
+    "wall_time_s",
+    "train_defaults",
+    "grid",
+    "cells",
+    "derived",
+)
 CELL_KEYS = ("label", "axes", "config", "per_seed", "summary")
 SIGNIFICANT_DIGITS = 6
 
@@ -134,10 +147,18 @@ def run_experiment(name: str, seeds: int | None = None, fast: bool = False, work
         per_seed = [outputs[job_of[(index, seed)]] for seed in range(seeds)]
         result_cells.append({**cell, "per_seed": per_seed, "summary": summarize(per_seed)})
     result = {
-        "name": name, "question": spec.question, "command": command_line(name, seeds, fast, workers), "version": __version__,
-        "fast": fast, "seeds": seeds, "workers": workers, "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-        "wall_time_s": time.perf_counter() - started, "train_defaults": TrainConfig().to_dict(),
-        "grid": [{"label": cell["label"], **cell["axes"]} for cell in cells], "cells": result_cells,
+        "name": name,
+        "question": spec.question,
+        "command": command_line(name, seeds, fast, workers),
+        "version": __version__,
+        "fast": fast,
+        "seeds": seeds,
+        "workers": workers,
+        "created": datetime.now(UTC).isoformat(timespec="seconds"),
+        "wall_time_s": time.perf_counter() - started,
+        "train_defaults": TrainConfig().to_dict(),
+        "grid": [{"label": cell["label"], **cell["axes"]} for cell in cells],
+        "cells": result_cells,
     }
     result["derived"] = spec.derive(result_cells) if spec.derive else {}
     return rounded(result)
@@ -185,10 +206,11 @@ RENAMED_METRICS = (("snr.", "net_snr."), ("snr_per_1k_responses.", "net_snr_per_
 def upgrade_metric_names(result: dict) -> dict:
     """A result written before a metric was renamed, with the new names (the variance experiment's
     'snr.B' became 'net_snr.B': noise subtracted, unlike the trainer's grad_snr)."""
+
     def renamed(key: str) -> str:
         for old, new in RENAMED_METRICS:
             if key.startswith(old):
-                return new + key[len(old):]
+                return new + key[len(old) :]
         return key
 
     for cell in result.get("cells", []):

@@ -14,8 +14,11 @@ def summarize(per_seed: list[dict]) -> dict:
     for name in names:
         values = [entry["metrics"].get(name) for entry in per_seed]
         values = [float(v) for v in values if isinstance(v, (int, float)) and math.isfinite(v)]
-        summary[name] = {"mean": statistics.fmean(values) if values else None,
-                         "std": statistics.stdev(values) if len(values) > 1 else (0.0 if values else None), "n": len(values)}
+        summary[name] = {
+            "mean": statistics.fmean(values) if values else None,
+            "std": statistics.stdev(values) if len(values) > 1 else (0.0 if values else None),
+            "n": len(values),
+        }
     return summary
 
 
