@@ -60,8 +60,7 @@ class NotebookClock:
         added to the line, e.g. that work started by a cell goes on in the background."""
         wall, cpu = self.elapsed()
         mode = "fast mode" if fast_mode() else "teaching mode"
-        print(f"{self.name} ran in {wall:.1f} s wall clock ({cpu:.1f} s CPU) in {mode} on {machine_summary()}."
-              + (f" {note}" if note else ""))
+        print(f"{self.name} ran in {wall:.1f} s wall clock ({cpu:.1f} s CPU) in {mode} on {machine_summary()}." + (f" {note}" if note else ""))
 
 
 def start_notebook(name: str, seed: int = 0) -> NotebookClock:
@@ -129,8 +128,10 @@ def fmt(result: dict, label: str, metric: str, digits: int = 3) -> str:
 def describe_result(result: dict) -> None:
     """Print where a result comes from: its file, the command that makes it, seeds and date."""
     mode = "fast slice" if result.get("fast") else "full run"
-    print(f"{result['name']} ({mode}): {result.get('question', '')}\n"
-          f"  made by: {result.get('command')}  on {result.get('created', '?')[:10]}, {result.get('wall_time_s', 0) / 60:.1f} min")
+    print(
+        f"{result['name']} ({mode}): {result.get('question', '')}\n"
+        f"  made by: {result.get('command')}  on {result.get('created', '?')[:10]}, {result.get('wall_time_s', 0) / 60:.1f} min"
+    )
 
 
 def print_table(result: dict, metrics: list[str], labels: list[str] | None = None, digits: int = 3) -> None:

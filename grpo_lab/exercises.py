@@ -66,7 +66,9 @@ def compare(exercise: str, function: Callable, cases: list[tuple], reference: Ca
         if got.shape != expected.shape:
             return verdict(exercise, FAIL, f"for input {format_args(case)} the shape is {tuple(got.shape)}, expected {tuple(expected.shape)}")
         if not torch.allclose(got.to(expected.dtype), expected, atol=atol, rtol=1e-4, equal_nan=True):
-            return verdict(exercise, FAIL, f"for input {format_args(case)} you return {format_value(got)}, expected {format_value(expected)}. Hint: {hint}")
+            return verdict(
+                exercise, FAIL, f"for input {format_args(case)} you return {format_value(got)}, expected {format_value(expected)}. Hint: {hint}"
+            )
     return verdict(exercise, PASS, f"matches the reference on all {len(cases)} test inputs")
 
 
@@ -79,37 +81,54 @@ def check_score_function(function: Callable[[torch.Tensor, int], torch.Tensor]) 
         return leaf.grad
 
     cases = [(torch.tensor([0.0, 0.0, 0.0, 0.0]), 0), (torch.tensor([2.0, -1.0, 0.5]), 2), (torch.tensor([0.3, 1.7, -2.0, 0.0, 4.0]), 4)]
-    return compare("01_score_function", function, cases, reference,
-                   "the gradient of log softmax(theta)[a] is onehot(a) - softmax(theta)")
+    return compare("01_score_function", function, cases, reference, "the gradient of log softmax(theta)[a] is onehot(a) - softmax(theta)")
 
 
 def check_rloo(function: Callable[[torch.Tensor], torch.Tensor]) -> None:
     """Exercise 02: ``function(rewards [P, G])`` -> leave-one-out advantages [P, G]."""
-    cases = [(torch.tensor([[1.0, 0.0, 0.0, 1.0]]),), (torch.tensor([[1.0, 0.0], [0.0, 0.0]]),),
-             (torch.tensor([[0.2, 0.9, 0.4], [5.0, 5.0, 6.0]]),), (torch.rand(4, 8, generator=torch.Generator().manual_seed(0)),)]
-    return compare("02_rloo", function, cases, lambda rewards: compute_advantages(rewards, "rloo"),
-                   "subtract from r_i the mean of the *other* G-1 rewards: (sum(r) - r_i) / (G - 1)")
+    cases = [
+        (torch.tensor([[1.0, 0.0, 0.0, 1.0]]),),
+        (torch.tensor([[1.0, 0.0], [0.0, 0.0]]),),
+        (torch.tensor([[0.2, 0.9, 0.4], [5.0, 5.0, 6.0]]),),
+        (torch.rand(4, 8, generator=torch.Generator().manual_seed(0)),),
+    ]
+    return compare(
+        "02_rloo",
+        function,
+        cases,
+        lambda rewards: compute_advantages(rewards, "rloo"),
+        "subtract from r_i the mean of the *other* G-1 rewards: (sum(r) - r_i) / (G - 1)",
+    )
 
 
 def check_k3(function: Callable[[torch.Tensor, torch.Tensor], torch.Tensor]) -> None:
     """Exercise 02: ``function(logprobs, ref_logprobs)`` (same shape) -> per-token k3 KL estimate."""
     generator = torch.Generator().manual_seed(1)
-    cases = [(torch.tensor([-1.0, -0.5, -2.0]), torch.tensor([-1.0, -0.7, -1.2])),
-             (-torch.rand(2, 5, generator=generator) * 3, -torch.rand(2, 5, generator=generator) * 3)]
-    return compare("02_k3", function, cases, kl_k3,
-                   "with log_ratio = ref_logprobs - logprobs, k3 = exp(log_ratio) - log_ratio - 1 (never negative)")
+    cases = [
+        (torch.tensor([-1.0, -0.5, -2.0]), torch.tensor([-1.0, -0.7, -1.2])),
+        (-torch.rand(2, 5, generator=generator) * 3, -torch.rand(2, 5, generator=generator) * 3),
+    ]
+    return compare("02_k3", function, cases, kl_k3, "with log_ratio = ref_logprobs - logprobs, k3 = exp(log_ratio) - log_ratio - 1 (never negative)")
 
 
 def check_zero_std_groups(function: Callable[[torch.Tensor], torch.Tensor]) -> None:
     """Exercise 04: ``function(rewards [P, G])`` -> bool [P], True where a group's rewards are all equal."""
-    cases = [(torch.tensor([[1.0, 1.0, 1.0], [0.0, 1.0, 0.0]]),), (torch.tensor([[0.0, 0.0], [0.5, 0.5 + 1e-6], [3.0, 3.0]]),),
-             (torch.tensor([[0.25, 0.25, 0.25, 0.25]]),)]
+    cases = [
+        (torch.tensor([[1.0, 1.0, 1.0], [0.0, 1.0, 0.0]]),),
+        (torch.tensor([[0.0, 0.0], [0.5, 0.5 + 1e-6], [3.0, 3.0]]),),
+        (torch.tensor([[0.25, 0.25, 0.25, 0.25]]),),
+    ]
 
     def reference(rewards: torch.Tensor) -> torch.Tensor:
         return (rewards == rewards[:, :1]).all(dim=1)
 
-    return compare("04_zero_std_groups", lambda r: torch.as_tensor(function(r)).bool(), cases,
-                   reference, "a group has zero std exactly when every reward equals the first one; 0.5 and 0.5 + 1e-6 are *not* equal")
+    return compare(
+        "04_zero_std_groups",
+        lambda r: torch.as_tensor(function(r)).bool(),
+        cases,
+        reference,
+        "a group has zero std exactly when every reward equals the first one; 0.5 and 0.5 + 1e-6 are *not* equal",
+    )
 
 
 def largest_zscore(group_size: int, std_ddof: int = 1) -> float:
@@ -130,9 +149,15 @@ def check_largest_zscore(prediction: float | None, group_size: int = 8) -> None:
     measured = float(compute_advantages(rewards, "zscore", std_eps=0.0).abs().max())
     exact = largest_zscore(group_size)
     if abs(float(prediction) - exact) <= PREDICTION_RTOL * exact:  # 2.5 (two significant digits) passes, 2.4 does not
-        return verdict(exercise, PASS, f"for G={group_size} the bound is (G-1)/sqrt(G) = {exact:.4f} (the library gives {measured:.4f} for one 1 among 0s)")
-    return verdict(exercise, FAIL, f"you predicted {float(prediction):.4g}; one 1 among {group_size - 1} zeros already gives {measured:.4f}. "
-                   "Hint: the extreme group is one 1 among G-1 zeros: its mean is 1/G and its Bessel std is 1/sqrt(G); work out (1 - 1/G) / std")
+        return verdict(
+            exercise, PASS, f"for G={group_size} the bound is (G-1)/sqrt(G) = {exact:.4f} (the library gives {measured:.4f} for one 1 among 0s)"
+        )
+    return verdict(
+        exercise,
+        FAIL,
+        f"you predicted {float(prediction):.4g}; one 1 among {group_size - 1} zeros already gives {measured:.4f}. "
+        "Hint: the extreme group is one 1 among G-1 zeros: its mean is 1/G and its Bessel std is 1/sqrt(G); work out (1 - 1/G) / std",
+    )
 
 
 # --- exercise 02: the whole GRPO loss ----------------------------------------------------------------------
@@ -140,27 +165,54 @@ def check_largest_zscore(prediction: float | None, group_size: int = 8) -> None:
 LOSS_HINTS = {
     "advantages": "A = (r - mean of its group) / (std + std_eps), with torch.std's Bessel correction (std_ddof=1), one group per row",
     "per_token": "per token: -min(ratio * A, clip(ratio, 1 - clip_eps, 1 + clip_eps) * A) + kl_coef * k3, with "
-                 "ratio = exp(logprobs - old_logprobs) and each answer's A on every one of its tokens",
+    "ratio = exp(logprobs - old_logprobs) and each answer's A on every one of its tokens",
     "loss": "seq_mean: each answer's mean over its own tokens (mask), then the mean over answers; token_mean: the sum over "
-            "all answer tokens / their number; token_sum_norm: the token sum / (answers x La)",
+    "all answer tokens / their number; token_sum_norm: the token sum / (answers x La)",
 }
 # (what the case tests, the options that differ from the defaults, which inputs: rewards and whether pi_old is stale,
 #  the hint for the piece it tests)
 LOSS_CASES = (
     ("0/1 rewards, Bessel's std, eps added", {"kl_coef": 0.0}, ("binary", False), ("advantages", LOSS_HINTS["advantages"])),
-    ("a group of equal rewards", {"kl_coef": 0.0}, ("with a tied group", False),
-     ("advantages", "a group whose rewards are all equal has std 0: (r - mean) / (0 + std_eps) must be exactly 0, not 0/0")),
-    ("partial credit, population std", {"std_ddof": 0, "kl_coef": 0.0}, ("partial credit", False),
-     ("advantages", "std_ddof=0 divides the variance by G, std_ddof=1 by G - 1: torch.std(..., correction=std_ddof)")),
-    ("partial credit, batch std", {"std_scope": "batch", "kl_coef": 0.0}, ("partial credit", False),
-     ("advantages", "std_scope='batch': centre by each group's own mean, but divide by ONE std of all P*G rewards")),
-    ("ratio 1 (old_logprobs = logprobs), no KL", {"kl_coef": 0.0}, ("binary", False),
-     ("per_token", "with old_logprobs equal to logprobs the ratio is 1 and the per-token loss is just -A on the answer's tokens")),
-    ("a stale sampler (ratios leave the clip range), no KL", {"kl_coef": 0.0}, ("binary", True),
-     ("per_token", "ratio = exp(logprobs - old_logprobs); take the min of ratio * A and clip(ratio, 1 - clip_eps, 1 + clip_eps) * A, "
-                   "then negate (a loss is minimised)")),
-    ("a stale sampler, with the k3 KL", {"kl_coef": 0.04}, ("binary", True),
-     ("per_token", "add kl_coef * k3 with k3 = exp(ref_logprobs - logprobs) - (ref_logprobs - logprobs) - 1")),
+    (
+        "a group of equal rewards",
+        {"kl_coef": 0.0},
+        ("with a tied group", False),
+        ("advantages", "a group whose rewards are all equal has std 0: (r - mean) / (0 + std_eps) must be exactly 0, not 0/0"),
+    ),
+    (
+        "partial credit, population std",
+        {"std_ddof": 0, "kl_coef": 0.0},
+        ("partial credit", False),
+        ("advantages", "std_ddof=0 divides the variance by G, std_ddof=1 by G - 1: torch.std(..., correction=std_ddof)"),
+    ),
+    (
+        "partial credit, batch std",
+        {"std_scope": "batch", "kl_coef": 0.0},
+        ("partial credit", False),
+        ("advantages", "std_scope='batch': centre by each group's own mean, but divide by ONE std of all P*G rewards"),
+    ),
+    (
+        "ratio 1 (old_logprobs = logprobs), no KL",
+        {"kl_coef": 0.0},
+        ("binary", False),
+        ("per_token", "with old_logprobs equal to logprobs the ratio is 1 and the per-token loss is just -A on the answer's tokens"),
+    ),
+    (
+        "a stale sampler (ratios leave the clip range), no KL",
+        {"kl_coef": 0.0},
+        ("binary", True),
+        (
+            "per_token",
+            "ratio = exp(logprobs - old_logprobs); take the min of ratio * A and clip(ratio, 1 - clip_eps, 1 + clip_eps) * A, "
+            "then negate (a loss is minimised)",
+        ),
+    ),
+    (
+        "a stale sampler, with the k3 KL",
+        {"kl_coef": 0.04},
+        ("binary", True),
+        ("per_token", "add kl_coef * k3 with k3 = exp(ref_logprobs - logprobs) - (ref_logprobs - logprobs) - 1"),
+    ),
     ("aggregation seq_mean (GRPO)", {"loss_agg": "seq_mean"}, ("binary", True), ("loss", LOSS_HINTS["loss"])),
     ("aggregation token_mean (DAPO)", {"loss_agg": "token_mean"}, ("binary", True), ("loss", LOSS_HINTS["loss"])),
     ("aggregation token_sum_norm (Dr. GRPO)", {"loss_agg": "token_sum_norm"}, ("binary", True), ("loss", LOSS_HINTS["loss"])),
@@ -192,9 +244,16 @@ def loss_batch(prompts_per_step: int = 4, group_size: int = 4, seed: int = 0) ->
     binary[0] = torch.tensor([1.0, 0.0] * (group_size // 2) + [1.0] * (group_size % 2))  # at least one mixed group
     tied = binary.clone()
     tied[-1] = 1.0
-    return {"policy": policy, "prompts": prompts, "answers": answers, "mask": mask, "logprobs": logprobs, "ref_logprobs": ref_logprobs,
-            "stale_logprobs": logprobs + 0.3 * torch.randn(logprobs.shape, generator=generator),
-            "rewards": {"binary": binary, "with a tied group": tied, "partial credit": torch.rand(shape, generator=generator)}}
+    return {
+        "policy": policy,
+        "prompts": prompts,
+        "answers": answers,
+        "mask": mask,
+        "logprobs": logprobs,
+        "ref_logprobs": ref_logprobs,
+        "stale_logprobs": logprobs + 0.3 * torch.randn(logprobs.shape, generator=generator),
+        "rewards": {"binary": binary, "with a tied group": tied, "partial credit": torch.rand(shape, generator=generator)},
+    }
 
 
 def reference_grpo_loss(batch: dict, rewards: torch.Tensor, old_logprobs: torch.Tensor, options: dict) -> tuple:
@@ -206,8 +265,9 @@ def reference_grpo_loss(batch: dict, rewards: torch.Tensor, old_logprobs: torch.
     mask = batch["mask"]
     config = TrainConfig(clip_eps=options["clip_eps"], kl_coef=options["kl_coef"], loss_agg=options["loss_agg"])
     with torch.no_grad():
-        per_token, _ = policy_loss_terms(batch["policy"], batch["prompts"], batch["answers"], mask, old_logprobs,
-                                         batch["ref_logprobs"], advantages.reshape(-1, 1) * mask, config)
+        per_token, _ = policy_loss_terms(
+            batch["policy"], batch["prompts"], batch["answers"], mask, old_logprobs, batch["ref_logprobs"], advantages.reshape(-1, 1) * mask, config
+        )
         loss = aggregate(per_token, mask, options["loss_agg"], mask.shape[0], float(mask.sum()), mask.shape[1])
     return advantages, per_token * mask, loss
 
@@ -247,12 +307,17 @@ def check_grpo_loss(function: Callable) -> None:
             if not torch.allclose(mine, theirs, atol=1e-5, rtol=1e-4, equal_nan=True):
                 piece_hint = hint if name == piece else LOSS_HINTS[name]
                 shown = f"rewards {format_value(rewards)}; " if name == "advantages" else ""
-                return verdict(exercise, FAIL, f"the first wrong piece is the {PIECES[name]} in case '{description}' "
-                               f"(options {changes or 'the defaults'}; {shown}you give {first_difference(mine, theirs)}). Hint: {piece_hint}")
+                return verdict(
+                    exercise,
+                    FAIL,
+                    f"the first wrong piece is the {PIECES[name]} in case '{description}' "
+                    f"(options {changes or 'the defaults'}; {shown}you give {first_difference(mine, theirs)}). Hint: {piece_hint}",
+                )
     return verdict(exercise, PASS, f"advantages, per-token loss and all three aggregations match the trainer on {len(LOSS_CASES)} cases")
 
 
 # --- exercise 04: the weight z-scoring puts on a prompt -------------------------------------------------------
+
 
 def zscore_weight_exact(p: float, group_size: int) -> float:
     """E[z-scored group gradient] / E[mean-centred group gradient] for a prompt answered right with
@@ -282,14 +347,23 @@ def check_zscore_weight(function: Callable[[float], float]) -> None:
         except (TypeError, ValueError):
             return verdict(exercise, FAIL, f"for p={p} you return {got!r}, which is not a number")
         if not abs(value - expected) <= 0.03 * expected:
-            return verdict(exercise, FAIL, f"for p={p} you return {value:.4g}; the exact expectation at G={group_size} is {expected:.4g}. "
-                           "Hint: for large G the group's std is close to the Bernoulli std sqrt(p (1 - p)), and z-scoring is "
-                           "mean-centring divided by it")
-    return verdict(exercise, PASS, f"matches the exact expectation at G={group_size} for p = 0.05, 0.2, 0.5, 0.9 "
-                   f"(p=0.05 weighs {zscore_weight_exact(0.05, group_size) / zscore_weight_exact(0.5, group_size):.2f}x a balanced prompt)")
+            return verdict(
+                exercise,
+                FAIL,
+                f"for p={p} you return {value:.4g}; the exact expectation at G={group_size} is {expected:.4g}. "
+                "Hint: for large G the group's std is close to the Bernoulli std sqrt(p (1 - p)), and z-scoring is "
+                "mean-centring divided by it",
+            )
+    return verdict(
+        exercise,
+        PASS,
+        f"matches the exact expectation at G={group_size} for p = 0.05, 0.2, 0.5, 0.9 "
+        f"(p=0.05 weighs {zscore_weight_exact(0.05, group_size) / zscore_weight_exact(0.5, group_size):.2f}x a balanced prompt)",
+    )
 
 
 # --- exercise 05: the EMA baseline ----------------------------------------------------------------------------
+
 
 def check_ema_baseline(function: Callable[[list, float], list]) -> None:
     """Exercise 05: ``function(reward_batches, decay)``: a list of [P, G] reward tensors, one per step ->
@@ -304,11 +378,15 @@ def check_ema_baseline(function: Callable[[list, float], list]) -> None:
         return out
 
     generator = torch.Generator().manual_seed(3)
-    cases = [([torch.tensor([[1.0, 0.0]]), torch.tensor([[1.0, 1.0]]), torch.tensor([[0.0, 0.0]])], 0.9),
-             ([(torch.rand(4, 2, generator=generator) < 0.6).float() for _ in range(5)], 0.5),
-             ([torch.rand(2, 3, generator=generator) for _ in range(4)], 0.0)]
-    hint = ("the baseline starts at the first batch's mean; each step uses the current b (A = r - b) and only then updates "
-            "b <- decay * b + (1 - decay) * mean of this batch")
+    cases = [
+        ([torch.tensor([[1.0, 0.0]]), torch.tensor([[1.0, 1.0]]), torch.tensor([[0.0, 0.0]])], 0.9),
+        ([(torch.rand(4, 2, generator=generator) < 0.6).float() for _ in range(5)], 0.5),
+        ([torch.rand(2, 3, generator=generator) for _ in range(4)], 0.0),
+    ]
+    hint = (
+        "the baseline starts at the first batch's mean; each step uses the current b (A = r - b) and only then updates "
+        "b <- decay * b + (1 - decay) * mean of this batch"
+    )
     for batches, decay in cases:
         got, ok = call_learner("05_ema_baseline", function, batches, decay)
         if not ok:
@@ -319,23 +397,36 @@ def check_ema_baseline(function: Callable[[list, float], list]) -> None:
         for step, (mine, theirs) in enumerate(zip(got, expected)):
             mine = torch.as_tensor(mine, dtype=theirs.dtype)
             if mine.shape != theirs.shape or not torch.allclose(mine, theirs, atol=1e-5):
-                return verdict("05_ema_baseline", FAIL, f"decay={decay}, rewards per step {[format_value(b) for b in batches]}: at step {step} "
-                               f"you return {format_value(mine)}, expected {format_value(theirs)}. Hint: {hint}")
+                return verdict(
+                    "05_ema_baseline",
+                    FAIL,
+                    f"decay={decay}, rewards per step {[format_value(b) for b in batches]}: at step {step} "
+                    f"you return {format_value(mine)}, expected {format_value(theirs)}. Hint: {hint}",
+                )
     return verdict("05_ema_baseline", PASS, f"matches the trainer's EMABaseline on all {len(cases)} reward sequences")
 
 
 def check_gae(function: Callable[[float, torch.Tensor, float], torch.Tensor]) -> None:
     """Exercise 05: ``function(reward, values [La], lam)`` -> GAE advantages [La] of one response
     whose reward arrives at its last token (gamma = 1, V after the last token = 0)."""
-    cases = [(1.0, torch.tensor([0.5, 0.5, 0.5]), 1.0), (1.0, torch.tensor([0.2, 0.6, 0.9]), 0.95),
-             (0.0, torch.tensor([0.4, 0.1, 0.3, 0.8]), 0.0), (1.0, torch.zeros(4), 0.5)]
+    cases = [
+        (1.0, torch.tensor([0.5, 0.5, 0.5]), 1.0),
+        (1.0, torch.tensor([0.2, 0.6, 0.9]), 0.95),
+        (0.0, torch.tensor([0.4, 0.1, 0.3, 0.8]), 0.0),
+        (1.0, torch.zeros(4), 0.5),
+    ]
 
     def reference(reward: float, values: torch.Tensor, lam: float) -> torch.Tensor:
         advantages, _ = gae(torch.tensor([reward]), values[None, :], torch.ones(1, len(values)), 1.0, lam)
         return advantages[0]
 
-    return compare("05_gae", function, cases, reference,
-                   "go backwards: delta_t = r_t + V_{t+1} - V_t (r_t is 0 except at the last token, V after the end is 0), A_t = delta_t + lam * A_{t+1}")
+    return compare(
+        "05_gae",
+        function,
+        cases,
+        reference,
+        "go backwards: delta_t = r_t + V_{t+1} - V_t (r_t is 0 except at the last token, V after the end is 0), A_t = delta_t + lam * A_{t+1}",
+    )
 
 
 def check_prediction(exercise: str, prediction: str | None, choices: Sequence[str], measured: str, evidence: str) -> None:
@@ -349,8 +440,9 @@ def check_prediction(exercise: str, prediction: str | None, choices: Sequence[st
     return verdict(exercise, RECORDED, f"you predicted {prediction!r}: {outcome}. Evidence: {evidence}")
 
 
-def check_run_prediction(exercise: str, prediction: str | None, configs: dict, metric: str, summary: str = "mean",
-                         tolerance: float = 0.0, same: str = "about the same") -> None:
+def check_run_prediction(
+    exercise: str, prediction: str | None, configs: dict, metric: str, summary: str = "mean", tolerance: float = 0.0, same: str = "about the same"
+) -> None:
     """The lab's predict-then-run exercises (notebook 03), headless: train each of the two ``configs``
     ({label: TrainConfig}), summarise ``metric`` over each run (``mean`` over the steps that log it,
     or its ``last`` value) and record the prediction against which label came out higher (``same``

@@ -44,19 +44,41 @@ from .trainer import TrainConfig, TrainResult, train
 # --- 1. controls ----------------------------------------------------------------------------------
 
 GROUP_SIZES = (2, 4, 8, 16, 32, 64)
-BASELINE_OPTIONS = (("mean only", "mean"), ("z-score", "zscore"), ("none", "none"), ("RLOO", "rloo"),
-                    ("EMA", "ema"), ("critic (PPO)", "critic"))
-BASELINE_TOOLTIPS = ("r - mean(r): Dr. GRPO, TRL scale_rewards='none'",
-                     "(r - mean(r)) / (std(r) + eps): GRPO, TRL's default",
-                     "the raw reward: REINFORCE without a baseline",
-                     "r minus the mean of the other G-1 rewards: RLOO",
-                     "r minus a moving average of past rewards",
-                     "a learned value model and GAE: PPO")
-ADVANCED_CONTROLS = ("prompts_per_step", "steps", "lr", "critic_lr", "kl_coef", "clip_eps", "reward", "reward_offset", "reward_scale",
-                     "reward_noise", "std_scope", "eps_mode", "skip_zero_std_groups", "reference", "seed")
+BASELINE_OPTIONS = (("mean only", "mean"), ("z-score", "zscore"), ("none", "none"), ("RLOO", "rloo"), ("EMA", "ema"), ("critic (PPO)", "critic"))
+BASELINE_TOOLTIPS = (
+    "r - mean(r): Dr. GRPO, TRL scale_rewards='none'",
+    "(r - mean(r)) / (std(r) + eps): GRPO, TRL's default",
+    "the raw reward: REINFORCE without a baseline",
+    "r minus the mean of the other G-1 rewards: RLOO",
+    "r minus a moving average of past rewards",
+    "a learned value model and GAE: PPO",
+)
+ADVANCED_CONTROLS = (
+    "prompts_per_step",
+    "steps",
+    "lr",
+    "critic_lr",
+    "kl_coef",
+    "clip_eps",
+    "reward",
+    "reward_offset",
+    "reward_scale",
+    "reward_noise",
+    "std_scope",
+    "eps_mode",
+    "skip_zero_std_groups",
+    "reference",
+    "seed",
+)
 DESCRIPTION_STYLE = {"description_width": "170px"}
-ROW_LABELS = {"baseline": "baseline", "reward": "reward", "std_scope": "std over (std_scope)", "eps_mode": "epsilon (eps_mode)",
-              "skip_zero_std_groups": "equal-reward groups", "reference": "reference policy"}
+ROW_LABELS = {
+    "baseline": "baseline",
+    "reward": "reward",
+    "std_scope": "std over (std_scope)",
+    "eps_mode": "epsilon (eps_mode)",
+    "skip_zero_std_groups": "equal-reward groups",
+    "reference": "reference policy",
+}
 MAX_SEEDS = 5
 
 
@@ -106,12 +128,12 @@ _REFUSING: dict[type, type] = {}
 def allowed_values(control: widgets.Widget) -> str:
     """The values a control accepts, in words: '5 to 500', '1e-05 to 0.01' or '2, 4, 8'."""
     if isinstance(control, EpsilonControl):
-        low, high = control.slider.base ** control.slider.min, control.slider.base ** control.slider.max
+        low, high = control.slider.base**control.slider.min, control.slider.base**control.slider.max
         return f"0 or {low:g} to {high:g}"
     if hasattr(control, "options"):
         return ", ".join(str(value) for value in control._options_values)
     if isinstance(control, widgets.FloatLogSlider):
-        return f"{control.base ** control.min:g} to {control.base ** control.max:g}"
+        return f"{control.base**control.min:g} to {control.base**control.max:g}"
     return f"{control.min:g} to {control.max:g}"
 
 
@@ -130,17 +152,24 @@ class EpsilonControl(RefusesOutOfRange, widgets.HBox):
     def _accepted(self, proposal):
         value = proposal["value"]
         slider = getattr(self, "slider", None)  # None while the constructor runs
-        in_range = slider is None or slider.base ** slider.min <= value <= slider.base ** slider.max
+        in_range = slider is None or slider.base**slider.min <= value <= slider.base**slider.max
         return value if value == 0 or in_range else None
 
     def __init__(self, value: float, **kwargs):
         low, high = (min(-10, math.floor(math.log10(value))), max(-1, math.ceil(math.log10(value)))) if value > 0 else (-10, -1)
-        self.slider = widgets.FloatLogSlider(value=value if value > 0 else 1e-4, base=10, min=low, max=high, step=0.5,
-                                             readout_format=".0e", description="epsilon (std_eps)",
-                                             continuous_update=False, style=DESCRIPTION_STYLE,
-                                             layout=widgets.Layout(width="520px"))
-        self.zero = widgets.Checkbox(value=value == 0, description="exactly 0", indent=False,
-                                     layout=widgets.Layout(width="110px"))
+        self.slider = widgets.FloatLogSlider(
+            value=value if value > 0 else 1e-4,
+            base=10,
+            min=low,
+            max=high,
+            step=0.5,
+            readout_format=".0e",
+            description="epsilon (std_eps)",
+            continuous_update=False,
+            style=DESCRIPTION_STYLE,
+            layout=widgets.Layout(width="520px"),
+        )
+        self.zero = widgets.Checkbox(value=value == 0, description="exactly 0", indent=False, layout=widgets.Layout(width="110px"))
         self.slider.disabled = value == 0
         super().__init__([self.slider, self.zero], **kwargs)
         self.value = value
@@ -167,24 +196,47 @@ class EpsilonControl(RefusesOutOfRange, widgets.HBox):
 
 def build_controls(defaults: TrainConfig) -> dict[str, widgets.Widget]:
     """One control per knob, keyed by TrainConfig field name, starting at ``defaults``' values."""
+
     def slider(kind, value, low, high, description, **options):
-        return refusing(kind)(value=value, min=min(low, value), max=max(high, value), description=description,
-                    continuous_update=False, style=DESCRIPTION_STYLE, layout=widgets.Layout(width="520px"), **options)
+        return refusing(kind)(
+            value=value,
+            min=min(low, value),
+            max=max(high, value),
+            description=description,
+            continuous_update=False,
+            style=DESCRIPTION_STYLE,
+            layout=widgets.Layout(width="520px"),
+            **options,
+        )
 
     def log_slider(value, low_exponent, high_exponent, description, readout_format):
         low_exponent, high_exponent = min(low_exponent, math.floor(math.log10(value))), max(high_exponent, math.ceil(math.log10(value)))
-        return refusing(widgets.FloatLogSlider)(value=value, base=10, min=low_exponent, max=high_exponent, step=0.25,
-                                      description=description, readout_format=readout_format, continuous_update=False,
-                                      style=DESCRIPTION_STYLE, layout=widgets.Layout(width="520px"))
+        return refusing(widgets.FloatLogSlider)(
+            value=value,
+            base=10,
+            min=low_exponent,
+            max=high_exponent,
+            step=0.25,
+            description=description,
+            readout_format=readout_format,
+            continuous_update=False,
+            style=DESCRIPTION_STYLE,
+            layout=widgets.Layout(width="520px"),
+        )
 
     def choice(options, value, **style):
         return refusing(widgets.ToggleButtons)(options=options, value=value, style=style)  # labelled by its row (ROW_LABELS)
 
     references = REFERENCE_NAMES if defaults.reference in REFERENCE_NAMES else (*REFERENCE_NAMES, defaults.reference)
     controls = {
-        "group_size": refusing(widgets.SelectionSlider)(options=with_value(GROUP_SIZES, defaults.group_size), value=defaults.group_size,
-                                              description="group size G", continuous_update=False,
-                                              style=DESCRIPTION_STYLE, layout=widgets.Layout(width="520px")),
+        "group_size": refusing(widgets.SelectionSlider)(
+            options=with_value(GROUP_SIZES, defaults.group_size),
+            value=defaults.group_size,
+            description="group size G",
+            continuous_update=False,
+            style=DESCRIPTION_STYLE,
+            layout=widgets.Layout(width="520px"),
+        ),
         "std_eps": EpsilonControl(defaults.std_eps),
         "baseline": choice(BASELINE_OPTIONS, defaults.baseline, button_width="108px"),
         "prompts_per_step": slider(widgets.IntSlider, defaults.prompts_per_step, 2, 64, "prompts per step P"),
@@ -199,12 +251,16 @@ def build_controls(defaults: TrainConfig) -> dict[str, widgets.Widget]:
         "reward_noise": slider(widgets.FloatSlider, defaults.reward_noise, 0.0, 1.0, "reward noise (std)", step=0.01),
         "std_scope": choice(STD_SCOPES, defaults.std_scope),
         "eps_mode": choice(EPS_MODES, defaults.eps_mode),
-        "skip_zero_std_groups": widgets.Checkbox(value=defaults.skip_zero_std_groups, indent=False,
-                                                 description="skip them (DAPO's dynamic-sampling filter)",
-                                                 layout=widgets.Layout(width="auto")),
+        "skip_zero_std_groups": widgets.Checkbox(
+            value=defaults.skip_zero_std_groups,
+            indent=False,
+            description="skip them (DAPO's dynamic-sampling filter)",
+            layout=widgets.Layout(width="auto"),
+        ),
         "reference": choice(references, defaults.reference),
-        "seed": refusing(widgets.BoundedIntText)(value=defaults.seed, min=0, max=2**31 - 1, description="first seed",
-                                       style=DESCRIPTION_STYLE, layout=widgets.Layout(width="260px")),
+        "seed": refusing(widgets.BoundedIntText)(
+            value=defaults.seed, min=0, max=2**31 - 1, description="first seed", style=DESCRIPTION_STYLE, layout=widgets.Layout(width="260px")
+        ),
     }
     controls["baseline"].tooltips = list(BASELINE_TOOLTIPS)
     for name, control in controls.items():
@@ -217,16 +273,28 @@ def labelled_row(name: str, control: widgets.Widget) -> widgets.Widget:
     their own description; a ToggleButtons' own would wrap above its buttons)."""
     if name not in ROW_LABELS:
         return control
-    label = widgets.Label(ROW_LABELS[name], layout=widgets.Layout(width=DESCRIPTION_STYLE["description_width"],
-                                                                  display="flex", justify_content="flex-end"))
+    label = widgets.Label(
+        ROW_LABELS[name], layout=widgets.Layout(width=DESCRIPTION_STYLE["description_width"], display="flex", justify_content="flex-end")
+    )
     return widgets.HBox([label, control])
 
 
 # --- 2. config, labels and explanations -----------------------------------------------------------
 
-SHORT_NAMES = {"group_size": "G", "prompts_per_step": "P", "std_eps": "ε", "kl_coef": "beta", "clip_eps": "clip",
-               "reward_offset": "offset", "reward_scale": "scale", "reward_noise": "noise", "reference": "ref",
-               "skip_zero_std_groups": "skip equal", "std_scope": "std over", "eps_mode": "eps mode"}
+SHORT_NAMES = {
+    "group_size": "G",
+    "prompts_per_step": "P",
+    "std_eps": "ε",
+    "kl_coef": "beta",
+    "clip_eps": "clip",
+    "reward_offset": "offset",
+    "reward_scale": "scale",
+    "reward_noise": "noise",
+    "reference": "ref",
+    "skip_zero_std_groups": "skip equal",
+    "std_scope": "std over",
+    "eps_mode": "eps mode",
+}
 ZERO_STD_HINT_LEVEL = 0.5  # a hint when at least this fraction of recent groups had no reward spread
 EXPLOSION_HINT_LEVEL = 10.0  # a hint when some |advantage| grew past this
 AMPLIFIED_NOISE_LEVEL = 0.05  # z-score hint: groups whose reward std is below this still get unit-size advantages
@@ -281,44 +349,58 @@ def explain_run(config: TrainConfig, history: list[dict], status: str, message: 
     explode, what a reward offset does without a baseline."""
     notes = []
     if status == "failed" and crashed:
-        notes.append(f"The run stopped on an error in the code, not on a number: {message}. That is a bug, not a "
-                     "lesson about GRPO; the full traceback is in lab.current.traceback (please report it with "
-                     "the settings in the status line).")
+        notes.append(
+            f"The run stopped on an error in the code, not on a number: {message}. That is a bug, not a "
+            "lesson about GRPO; the full traceback is in lab.current.traceback (please report it with "
+            "the settings in the status line)."
+        )
     elif status == "failed":
-        notes.append("Training produced a number that is not finite (NaN or infinity), so the run was stopped rather "
-                     f"than plotting garbage. {message}")
+        notes.append(
+            f"Training produced a number that is not finite (NaN or infinity), so the run was stopped rather than plotting garbage. {message}"
+        )
     recent = [record["frac_reward_zero_std"] for record in history[-10:] if "frac_reward_zero_std" in record]
     if recent and sum(recent) / len(recent) >= ZERO_STD_HINT_LEVEL:
         fraction = sum(recent) / len(recent)
-        notes.append(f"{fraction:.0%} of the recent groups gave every answer the same reward (all right or all wrong). "
-                     "A group like that has advantage 0 for every answer, so it teaches the policy nothing"
-                     + (" (and is skipped)" if config.skip_zero_std_groups else "")
-                     + ": learning comes only from the other groups. A larger group, the default reference or "
-                       "partial-credit reward gives more groups a spread.")
+        notes.append(
+            f"{fraction:.0%} of the recent groups gave every answer the same reward (all right or all wrong). "
+            "A group like that has advantage 0 for every answer, so it teaches the policy nothing"
+            + (" (and is skipped)" if config.skip_zero_std_groups else "")
+            + ": learning comes only from the other groups. A larger group, the default reference or "
+            "partial-credit reward gives more groups a spread."
+        )
     largest = max((record.get("adv_abs_max", 0.0) for record in history), default=0.0)
     if largest > EXPLOSION_HINT_LEVEL:
-        notes.append(f"The largest |advantage| reached {largest:.3g}: with baseline {config.baseline!r} the size of the "
-                     "rewards (their scale and offset) goes straight into the size of the update. Z-scoring divides "
-                     "it away; a smaller learning rate or reward scale tames it too.")
+        notes.append(
+            f"The largest |advantage| reached {largest:.3g}: with baseline {config.baseline!r} the size of the "
+            "rewards (their scale and offset) goes straight into the size of the update. Z-scoring divides "
+            "it away; a smaller learning rate or reward scale tames it too."
+        )
     spread = [record["reward_std"] for record in history[-10:] if "reward_std" in record]
     if config.baseline == "zscore" and spread and largest > 0.5 and sum(spread) / len(spread) < AMPLIFIED_NOISE_LEVEL:
-        notes.append(f"The rewards within a group differ by only {sum(spread) / len(spread):.2g} on average (their std), "
-                     "yet z-scoring scales every group's advantages to about unit size: whatever tiny differences "
-                     "there are (reward noise, partial credit) are amplified into a full-size signal. Compare mean only.")
+        notes.append(
+            f"The rewards within a group differ by only {sum(spread) / len(spread):.2g} on average (their std), "
+            "yet z-scoring scales every group's advantages to about unit size: whatever tiny differences "
+            "there are (reward noise, partial credit) are amplified into a full-size signal. Compare mean only."
+        )
     if config.baseline == "critic":
-        notes.append(f"PPO's critic is a second network the policy's size, trained {config.critic_epochs * config.critic_minibatches} "
-                     f"times a step ({config.critic_epochs} epochs x {config.critic_minibatches} minibatches): a step takes about five "
-                     "times as long as GRPO's (data/results/grpo-vs-ppo.json), and on these 3-token answers the critic explains "
-                     "little of the reward (notebook 05 §2b).")
+        notes.append(
+            f"PPO's critic is a second network the policy's size, trained {config.critic_epochs * config.critic_minibatches} "
+            f"times a step ({config.critic_epochs} epochs x {config.critic_minibatches} minibatches): a step takes about five "
+            "times as long as GRPO's (data/results/grpo-vs-ppo.json), and on these 3-token answers the critic explains "
+            "little of the reward (notebook 05 §2b)."
+        )
     if config.baseline == "none" and config.reward_offset != 0:
         direction = "up" if config.reward_offset > 0 else "down"
-        notes.append(f"With no baseline each answer's advantage is its reward, so the offset {config.reward_offset:g} "
-                     f"pushes every sampled answer {direction} alike and only the small differences between answers "
-                     "teach. Mean only subtracts the offset away.")
+        notes.append(
+            f"With no baseline each answer's advantage is its reward, so the offset {config.reward_offset:g} "
+            f"pushes every sampled answer {direction} alike and only the small differences between answers "
+            "teach. Mean only subtracts the offset away."
+        )
     return notes
 
 
 # --- 3. runner ------------------------------------------------------------------------------------
+
 
 @dataclass
 class LabRun:
@@ -467,8 +549,12 @@ def warm_up_torch() -> None:
 STATUS_WORDS = {"waiting": "Starting", "running": "Running", "finished": "Finished", "failed": "Failed", "stopped": "Stopped"}
 COLORS = tuple(f"C{index}" for index in range(10))  # matplotlib's default colour cycle
 # an "i" in a circle drawn with CSS: the ⓘ character (U+24D8) is missing from many machines' fonts
-NOTE_MARK = ("<span style='display:inline-block;width:1.15em;height:1.15em;line-height:1.15em;border:1.5px solid currentColor;"
-             "border-radius:50%;text-align:center;font-weight:bold;font-style:normal;font-size:0.85em'>i</span>")
+NOTE_MARK = (
+    "<span style='display:inline-block;width:1.15em;height:1.15em;line-height:1.15em;border:1.5px solid currentColor;"
+    "border-radius:50%;text-align:center;font-weight:bold;font-style:normal;font-size:0.85em'>i</span>"
+)
+
+
 def lab_measure_every(steps: int) -> int:
     """Steps between the lab's evaluations and gradient-noise probes: about six per run, at least
     every 10 steps (25 for the default 150). The last step is always evaluated. Every 10, as the
@@ -492,19 +578,37 @@ class GRPOLab:
     ``progress``, ``hints``, ``runs`` (finished runs, oldest first), ``current``, ``wait(timeout)``.
     """
 
-    def __init__(self, autorun: bool = False, max_runs: int = 6, refresh_interval: float = 0.4, debounce: float = 0.05,
-                 training_threads: int | None = None, **config_values):
+    def __init__(
+        self,
+        autorun: bool = False,
+        max_runs: int = 6,
+        refresh_interval: float = 0.4,
+        debounce: float = 0.05,
+        training_threads: int | None = None,
+        **config_values,
+    ):
         config = TrainConfig(**config_values).validate()
         measure_every = {name: lab_measure_every(config.steps) for name in ("eval_every", "probe_every") if name not in config_values}
         self.base_config = replace(config, **measure_every).validate()
         self.max_runs, self.refresh_interval, self.debounce = max_runs, refresh_interval, debounce
         self.training_threads = training_threads or default_training_threads()
         self.controls = build_controls(self.base_config)
-        self.num_seeds = refusing(widgets.IntSlider)(value=1, min=1, max=MAX_SEEDS, description="seeds (mean and band)",
-                                           continuous_update=False, style=DESCRIPTION_STYLE, layout=widgets.Layout(width="520px"))
-        self.x_axis = widgets.Dropdown(options=(("training step", "step"), ("responses sampled", "samples")),
-                                       value="step", description="x axis", style={"description_width": "60px"},
-                                       layout=widgets.Layout(width="240px"))
+        self.num_seeds = refusing(widgets.IntSlider)(
+            value=1,
+            min=1,
+            max=MAX_SEEDS,
+            description="seeds (mean and band)",
+            continuous_update=False,
+            style=DESCRIPTION_STYLE,
+            layout=widgets.Layout(width="520px"),
+        )
+        self.x_axis = widgets.Dropdown(
+            options=(("training step", "step"), ("responses sampled", "samples")),
+            value="step",
+            description="x axis",
+            style={"description_width": "60px"},
+            layout=widgets.Layout(width="240px"),
+        )
         self.run_button = widgets.Button(description="Run", button_style="primary", icon="play", layout=widgets.Layout(width="110px"))
         self.stop_button = widgets.Button(description="Stop", button_style="warning", icon="stop", layout=widgets.Layout(width="110px"))
         self.clear_button = widgets.Button(description="Clear earlier runs", icon="trash", layout=widgets.Layout(width="180px"))
@@ -513,9 +617,17 @@ class GRPOLab:
         self.hints = widgets.HTML("")
         self.figure = LiveRunFigure()
         self.plot = widgets.Image(format="png", layout=widgets.Layout(width="100%", max_width=f"{self.figure.width_px}px"))
-        for widget, name in ((self.num_seeds, "num_seeds"), (self.x_axis, "x_axis"), (self.run_button, "run"),
-                             (self.stop_button, "stop"), (self.clear_button, "clear"), (self.status, "status"),
-                             (self.progress, "progress"), (self.hints, "hints"), (self.plot, "plot")):
+        for widget, name in (
+            (self.num_seeds, "num_seeds"),
+            (self.x_axis, "x_axis"),
+            (self.run_button, "run"),
+            (self.stop_button, "stop"),
+            (self.clear_button, "clear"),
+            (self.status, "status"),
+            (self.progress, "progress"),
+            (self.hints, "hints"),
+            (self.plot, "plot"),
+        ):
             widget.add_class(css_class(name))
 
         self.runs: list[LabRun] = []
@@ -546,20 +658,21 @@ class GRPOLab:
         advanced = widgets.VBox([labelled_row(name, self.controls[name]) for name in ADVANCED_CONTROLS] + [self.num_seeds])
         accordion = widgets.Accordion([advanced], titles=("Advanced: batch, optimiser, reward model, seeds",), selected_index=None)
         accordion.add_class("grpo-advanced")
-        controls = widgets.VBox([
-            *[labelled_row(name, self.controls[name]) for name in ("group_size", "std_eps", "baseline")],
-            accordion,
-            widgets.HBox([self.run_button, self.stop_button, self.clear_button]),
-            self.x_axis,
-            widgets.HBox([self.progress, self.status], layout=widgets.Layout(align_items="center", flex_flow="row wrap")),
-            self.hints,
-        ], layout=widgets.Layout(flex="0 0 540px", width="540px", margin="0 16px 0 0"))
-        plot = widgets.Box([self.plot], layout=widgets.Layout(flex="1 1 600px", min_width="600px",
-                                                               max_width=f"{self.figure.width_px}px"))
+        controls = widgets.VBox(
+            [
+                *[labelled_row(name, self.controls[name]) for name in ("group_size", "std_eps", "baseline")],
+                accordion,
+                widgets.HBox([self.run_button, self.stop_button, self.clear_button]),
+                self.x_axis,
+                widgets.HBox([self.progress, self.status], layout=widgets.Layout(align_items="center", flex_flow="row wrap")),
+                self.hints,
+            ],
+            layout=widgets.Layout(flex="0 0 540px", width="540px", margin="0 16px 0 0"),
+        )
+        plot = widgets.Box([self.plot], layout=widgets.Layout(flex="1 1 600px", min_width="600px", max_width=f"{self.figure.width_px}px"))
         # controls beside the plot where the page is wide enough (a projector, a 1440 px screen),
         # so both fit one screen; on a narrow page the plot wraps under the controls
-        return widgets.Box([controls, plot], layout=widgets.Layout(display="flex", flex_flow="row wrap", align_items="flex-start",
-                                                                  width="100%"))
+        return widgets.Box([controls, plot], layout=widgets.Layout(display="flex", flex_flow="row wrap", align_items="flex-start", width="100%"))
 
     def _repr_mimebundle_(self, **kwargs):
         return self.widget._repr_mimebundle_(**kwargs)
@@ -583,8 +696,7 @@ class GRPOLab:
             if self.current is not None:
                 self.current.cancel("superseded")
             self.current = run
-            self._thread = threading.Thread(target=self._run_in_background, args=(run, previous_thread),
-                                            name=f"grpo-lab-run-{key}", daemon=True)
+            self._thread = threading.Thread(target=self._run_in_background, args=(run, previous_thread), name=f"grpo-lab-run-{key}", daemon=True)
             self._thread.start()
         self._show_status(run)  # "Starting ...": at once, before the previous run has wound down
         return run
@@ -685,7 +797,7 @@ class GRPOLab:
                 if run.status in ("finished", "failed"):
                     # same configs and seeds train the same curves (CPU runs are deterministic): keep one copy
                     self.runs = [earlier for earlier in self.runs if earlier.configs != run.configs] + [run]
-                    del self.runs[:-self.max_runs]
+                    del self.runs[: -self.max_runs]
                 superseded = run is not self.current
             if not superseded:  # the final picture first, then "Finished" (refresh_view writes the status last)
                 self.refresh_view()
@@ -717,21 +829,33 @@ class GRPOLab:
         started = time.perf_counter()
         shown = self.shown_runs()
         configs = [run.config for run in shown]
-        curves = [RunCurves(run.key, run_label(run.config, configs, run.num_seeds) + ("  (failed)" if run.status == "failed" else ""),
-                            [list(history) for history in run.histories], run.color, faded=run is not shown[-1],
-                            live=run.status in ("waiting", "running"))
-                  for run in shown]
+        curves = [
+            RunCurves(
+                run.key,
+                run_label(run.config, configs, run.num_seeds) + ("  (failed)" if run.status == "failed" else ""),
+                [list(history) for history in run.histories],
+                run.color,
+                faded=run is not shown[-1],
+                live=run.status in ("waiting", "running"),
+            )
+            for run in shown
+        ]
         newest = shown[-1] if shown else None
         x_key = self.x_axis.value
-        x_max = max((run.config.steps * (1 if x_key == "step" else run.config.samples_per_step)
-                     for run in shown), default=None)
+        x_max = max((run.config.steps * (1 if x_key == "step" else run.config.samples_per_step) for run in shown), default=None)
         advantages_title = ""
         if newest is not None and newest.advantages is not None:
             P, G = newest.advantages.shape
             advantages_title = f"Advantages at step {newest.advantages_step} ({P} x {G} responses)"
         with self._draw_lock:
-            self.figure.update(curves, x_key=x_key, x_max=x_max, advantages=newest.advantages if newest else None,
-                               advantages_title=advantages_title, histogram_color=newest.color if newest else None)
+            self.figure.update(
+                curves,
+                x_key=x_key,
+                x_max=x_max,
+                advantages=newest.advantages if newest else None,
+                advantages_title=advantages_title,
+                histogram_color=newest.color if newest else None,
+            )
             png = self.figure.png()
         self.plot.value = png
         self._show_status(self.current)
@@ -751,10 +875,13 @@ class GRPOLab:
         elif run.status in ("finished", "failed", "stopped"):
             words.append(f"in {run.elapsed:.1f} s" + (f": {html.escape(run.message)}" if run.message and run.status != "finished" else ""))
         if run.repeats:
-            words.append(f"same settings and seed as run {run.repeats}, so the same curves again (CPU runs repeat exactly); "
-                         "change <i>first seed</i> under Advanced for a new draw")
-        accuracies = [(history[0]["eval_accuracy"], [r["eval_accuracy"] for r in history if "eval_accuracy" in r][-1])
-                      for history in run.histories if history]
+            words.append(
+                f"same settings and seed as run {run.repeats}, so the same curves again (CPU runs repeat exactly); "
+                "change <i>first seed</i> under Advanced for a new draw"
+            )
+        accuracies = [
+            (history[0]["eval_accuracy"], [r["eval_accuracy"] for r in history if "eval_accuracy" in r][-1]) for history in run.histories if history
+        ]
         if accuracies:
             start = sum(a for a, _ in accuracies) / len(accuracies)
             latest = sum(b for _, b in accuracies) / len(accuracies)

@@ -13,10 +13,22 @@ import threading
 import ipywidgets as widgets
 
 LABELS = {
-    "en": {"start": "Start the clock", "reveal": "Show the answer now", "ready": "Press start, then say your answer aloud.",
-           "left": "{0} s left: keep talking", "done": "Time. Compare with the model answer:", "cues": "Cover these points:"},
-    "zh": {"start": "开始计时", "reveal": "现在显示答案", "ready": "按开始，然后把你的回答说出来。",
-           "left": "还剩 {0} 秒：继续说", "done": "时间到。对照参考答案：", "cues": "要点："},
+    "en": {
+        "start": "Start the clock",
+        "reveal": "Show the answer now",
+        "ready": "Press start, then say your answer aloud.",
+        "left": "{0} s left: keep talking",
+        "done": "Time. Compare with the model answer:",
+        "cues": "Cover these points:",
+    },
+    "zh": {
+        "start": "开始计时",
+        "reveal": "现在显示答案",
+        "ready": "按开始，然后把你的回答说出来。",
+        "left": "还剩 {0} 秒：继续说",
+        "done": "时间到。对照参考答案：",
+        "cues": "要点：",
+    },
 }
 
 

@@ -17,8 +17,15 @@ from .advantages import compute_advantages
 from .plots import figure_png
 
 MAX_CALCULATOR_GROUP = 64
-EPSILON_CHOICES = (("0 (no guard)", 0.0), ("1e-9 (OpenRLHF)", 1e-9), ("1e-8 (the card)", 1e-8), ("1e-6 (verl)", 1e-6),
-                   ("1e-4 (TRL)", 1e-4), ("1e-2", 1e-2), ("0.1", 0.1))
+EPSILON_CHOICES = (
+    ("0 (no guard)", 0.0),
+    ("1e-9 (OpenRLHF)", 1e-9),
+    ("1e-8 (the card)", 1e-8),
+    ("1e-6 (verl)", 1e-6),
+    ("1e-4 (TRL)", 1e-4),
+    ("1e-2", 1e-2),
+    ("0.1", 0.1),
+)
 CALCULATOR_ROWS = (  # (label, compute_advantages keyword arguments); z-score rows take the chosen eps
     ("none: r_i", {"baseline": "none"}),
     ("mean: r_i - mean", {"baseline": "mean"}),
@@ -66,11 +73,15 @@ def group_diagnosis(rewards: list[float], std_eps: float, eps_mode: str) -> str:
     spread = float(group.max() - group.min())
     largest = float(compute_advantages(group[None].float(), "zscore", std_eps, eps_mode=eps_mode).abs().max())
     if std < 1e-2 and largest > 0.1:
-        return (f"The rewards differ by only {spread:.3g} (std {std:.3g}), yet dividing by {guard} blows that difference up "
-                f"to advantages of size {largest:.3g}: noise amplification, the real 'sigma -> 0' problem.")
+        return (
+            f"The rewards differ by only {spread:.3g} (std {std:.3g}), yet dividing by {guard} blows that difference up "
+            f"to advantages of size {largest:.3g}: noise amplification, the real 'sigma -> 0' problem."
+        )
     if std < 1e-2:
-        return (f"The rewards differ by only {spread:.3g} (std {std:.3g}); here eps dominates {guard}, so the z-scored "
-                f"advantages stay small (largest {largest:.3g}): a large enough eps damps the amplification.")
+        return (
+            f"The rewards differ by only {spread:.3g} (std {std:.3g}); here eps dominates {guard}, so the z-scored "
+            f"advantages stay small (largest {largest:.3g}): a large enough eps damps the amplification."
+        )
     return f"Reward std {std:.3g} (Bessel), mean {float(group.mean()):.3g}; largest z-scored |advantage| {largest:.3g}."
 
 
@@ -106,19 +117,18 @@ class AdvantageCalculator(widgets.VBox):
     """Edit one group's rewards, pick epsilon and its form, and see every baseline's advantages."""
 
     def __init__(self, rewards: str = "1, 0, 0, 0, 0, 0, 0, 1", std_eps: float = 1e-4, ema_value: float = 0.5):
-        self.rewards_text = widgets.Text(value=rewards, description="rewards", layout=widgets.Layout(width="480px"),
-                                         continuous_update=False)
+        self.rewards_text = widgets.Text(value=rewards, description="rewards", layout=widgets.Layout(width="480px"), continuous_update=False)
         self.std_eps = widgets.Dropdown(options=EPSILON_CHOICES, value=std_eps, description="std_eps")
-        self.eps_mode = widgets.ToggleButtons(options=[("std + eps (TRL, verl)", "add"), ("max(std, eps) (the card)", "clamp")],
-                                              value="add", description="eps form")
+        self.eps_mode = widgets.ToggleButtons(
+            options=[("std + eps (TRL, verl)", "add"), ("max(std, eps) (the card)", "clamp")], value="add", description="eps form"
+        )
         self.ema_value = widgets.FloatText(value=ema_value, description="ema b", layout=widgets.Layout(width="180px"))
         self.message = widgets.HTML()
         self.table = widgets.HTML()
         self.plot = widgets.Image(format="png")
         for control in (self.rewards_text, self.std_eps, self.eps_mode, self.ema_value):
             control.observe(lambda _change: self.refresh(), names="value")
-        super().__init__([self.rewards_text, widgets.HBox([self.std_eps, self.ema_value]), self.eps_mode,
-                          self.message, self.table, self.plot])
+        super().__init__([self.rewards_text, widgets.HBox([self.std_eps, self.ema_value]), self.eps_mode, self.message, self.table, self.plot])
         self.refresh()
 
     def set_rewards(self, rewards: list[float]) -> None:
@@ -157,8 +167,9 @@ class QuizQuestion(widgets.VBox):
     def __init__(self, question: Question, number: int, labels: dict[str, str]):
         self.question = question
         self.labels = labels
-        self.choices = widgets.RadioButtons(options=[(text, index) for index, text in enumerate(question.options)], value=None,
-                                            layout=widgets.Layout(width="auto"))
+        self.choices = widgets.RadioButtons(
+            options=[(text, index) for index, text in enumerate(question.options)], value=None, layout=widgets.Layout(width="auto")
+        )
         self.feedback = widgets.HTML()
         self.choices.observe(lambda change: self.choose(change["new"]), names="value")
         super().__init__([widgets.HTML(f"<b>{number}. {html.escape(question.prompt)}</b>"), self.choices, self.feedback])
@@ -190,8 +201,10 @@ class QuizQuestion(widgets.VBox):
 class Quiz(widgets.VBox):
     """Several questions and a running score."""
 
-    LABELS = {"en": {"right": "Right.", "wrong": "Not quite.", "see": "see", "score": "Score"},
-              "zh": {"right": "正确。", "wrong": "不对。", "see": "见", "score": "得分"}}
+    LABELS = {
+        "en": {"right": "Right.", "wrong": "Not quite.", "see": "see", "score": "Score"},
+        "zh": {"right": "正确。", "wrong": "不对。", "see": "见", "score": "得分"},
+    }
 
     def __init__(self, questions: list[Question], language: str = "en"):
         if language not in self.LABELS:

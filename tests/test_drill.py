@@ -89,9 +89,16 @@ def test_the_two_languages_quote_the_same_numbers_and_claims():
 
 def test_a_quoted_number_follows_the_result_file():
     results = drill.cached_results()
-    changed = {**results, "offset-and-scale": {**results["offset-and-scale"], "cells": [
-        {**cell, "summary": {**cell["summary"], "late_eval_accuracy": {"mean": 0.123, "std": 0.01, "n": 4}}}
-        for cell in results["offset-and-scale"]["cells"]]}}
+    changed = {
+        **results,
+        "offset-and-scale": {
+            **results["offset-and-scale"],
+            "cells": [
+                {**cell, "summary": {**cell["summary"], "late_eval_accuracy": {"mean": 0.123, "std": 0.01, "n": 4}}}
+                for cell in results["offset-and-scale"]["cells"]
+            ],
+        },
+    }
     assert "0.12" in drill_answers.model_answer("30s", "en", changed)[1]
     assert "0.12" not in drill_answers.model_answer("30s", "en", results)[1]
 

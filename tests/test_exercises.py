@@ -20,11 +20,13 @@ CODE_EXERCISES = {
     "02_k3": (exercises.check_k3, "k3", lambda logprobs, ref_logprobs: logprobs - ref_logprobs),
     "04_zero_std_groups": (exercises.check_zero_std_groups, "zero_std_groups", lambda rewards: rewards.std(dim=1) < 1e-3),
     "05_gae": (exercises.check_gae, "gae_one_response", lambda reward, values, lam: reward - values),
-    "02_grpo_loss": (exercises.check_grpo_loss, "grpo_loss",
-                     lambda rewards, *args, **options: (rewards - rewards.mean(dim=1, keepdim=True), None, None)),
+    "02_grpo_loss": (
+        exercises.check_grpo_loss,
+        "grpo_loss",
+        lambda rewards, *args, **options: (rewards - rewards.mean(dim=1, keepdim=True), None, None),
+    ),
     "04_zscore_weight": (exercises.check_zscore_weight, "zscore_weight", lambda p: 1 / (p * (1 - p))),
-    "05_ema_baseline": (exercises.check_ema_baseline, "ema_advantages",
-                        lambda batches, decay: [rewards - rewards.mean() for rewards in batches]),
+    "05_ema_baseline": (exercises.check_ema_baseline, "ema_advantages", lambda batches, decay: [rewards - rewards.mean() for rewards in batches]),
 }
 
 
@@ -70,8 +72,14 @@ def test_a_crashing_answer_fails_without_a_traceback(capsys):
 
 
 def test_largest_zscore_prediction(capsys):
-    for prediction, outcome in ((solution("04_largest_zscore", "largest_zscore_g8"), "PASS"), (2.47, "PASS"), (2.5, "PASS"),
-                                (2.4, "FAIL"), (1.0, "FAIL"), (None, "NOT ATTEMPTED")):
+    for prediction, outcome in (
+        (solution("04_largest_zscore", "largest_zscore_g8"), "PASS"),
+        (2.47, "PASS"),
+        (2.5, "PASS"),
+        (2.4, "FAIL"),
+        (1.0, "FAIL"),
+        (None, "NOT ATTEMPTED"),
+    ):
         exercises.check_largest_zscore(prediction)
         assert f"[04_largest_zscore] {outcome}:" in capsys.readouterr().out
 
@@ -157,12 +165,15 @@ def grpo_loss_with(**changes):
     return loss
 
 
-@pytest.mark.parametrize("mistake, piece, case", [
-    ({"std_ddof": 0}, "advantages", "0/1 rewards, Bessel's std, eps added"),
-    ({"no_clip": True}, "per-token loss", "a stale sampler (ratios leave the clip range), no KL"),
-    ({"no_kl": True}, "per-token loss", "a stale sampler, with the k3 KL"),
-    ({"loss_agg": "token_mean"}, "aggregated loss", "a stale sampler (ratios leave the clip range), no KL"),
-])
+@pytest.mark.parametrize(
+    "mistake, piece, case",
+    [
+        ({"std_ddof": 0}, "advantages", "0/1 rewards, Bessel's std, eps added"),
+        ({"no_clip": True}, "per-token loss", "a stale sampler (ratios leave the clip range), no KL"),
+        ({"no_kl": True}, "per-token loss", "a stale sampler, with the k3 KL"),
+        ({"loss_agg": "token_mean"}, "aggregated loss", "a stale sampler (ratios leave the clip range), no KL"),
+    ],
+)
 def test_the_grpo_loss_checker_names_the_first_wrong_piece(mistake, piece, case, capsys):
     exercises.check_grpo_loss(grpo_loss_with(**mistake))
     out = capsys.readouterr().out
@@ -184,15 +195,27 @@ def test_a_lab_prediction_is_compared_with_real_short_runs(capsys):
     from grpo_lab import TrainConfig
 
     short = dict(steps=4, eval_every=0, probe_every=0, seed=0)
-    exercises.check_run_prediction("03_x", "G = 16", {"G = 2": TrainConfig(group_size=2, **short), "G = 16": TrainConfig(group_size=16, **short)},
-                                   "frac_reward_zero_std", tolerance=0.02)
+    exercises.check_run_prediction(
+        "03_x",
+        "G = 16",
+        {"G = 2": TrainConfig(group_size=2, **short), "G = 16": TrainConfig(group_size=16, **short)},
+        "frac_reward_zero_std",
+        tolerance=0.02,
+    )
     out = capsys.readouterr().out
     assert "[03_x] PREDICTION RECORDED: you predicted 'G = 16': the measurement says 'G = 2'" in out and "frac_reward_zero_std" in out
     with pytest.raises(ValueError, match="configs has 1 runs: give exactly two"):
         exercises.check_run_prediction("03_x", None, {"a": TrainConfig(**short)}, "reward")
 
 
-@pytest.mark.parametrize("name, symbol", [("03_predict_advantages", "prediction_advantages"), ("03_predict_zero_std", "prediction_zero_std"),
-                                          ("03_predict_eps_zero", "prediction_eps_zero"), ("03_predict_offset", "prediction_offset")])
+@pytest.mark.parametrize(
+    "name, symbol",
+    [
+        ("03_predict_advantages", "prediction_advantages"),
+        ("03_predict_zero_std", "prediction_zero_std"),
+        ("03_predict_eps_zero", "prediction_eps_zero"),
+        ("03_predict_offset", "prediction_offset"),
+    ],
+)
 def test_the_lab_predictions_have_worked_answers(name, symbol):
     assert isinstance(solution(name, symbol), str)

@@ -68,9 +68,14 @@ def test_claims_md_is_exactly_what_the_result_files_give(cached):
 
 def test_numbers_quoted_in_claims_md_match_the_json(cached):
     text = (RESULTS_DIR / "claims.md").read_text()
-    quoted = [("offset-and-scale", "none, offset 5", "late_eval_accuracy"), ("offset-and-scale", "mean, offset 5", "late_eval_accuracy"),
-              ("group-size", "equal samples, G=2", "late_eval_accuracy"), ("group-size", "equal prompts, G=16", "late_eval_accuracy"),
-              ("small-group-remedies", "G=2 + EMA baseline", "late_eval_accuracy"), ("variance", "reference, G=8", "net_snr.zscore")]
+    quoted = [
+        ("offset-and-scale", "none, offset 5", "late_eval_accuracy"),
+        ("offset-and-scale", "mean, offset 5", "late_eval_accuracy"),
+        ("group-size", "equal samples, G=2", "late_eval_accuracy"),
+        ("group-size", "equal prompts, G=16", "late_eval_accuracy"),
+        ("small-group-remedies", "G=2 + EMA baseline", "late_eval_accuracy"),
+        ("variance", "reference, G=8", "net_snr.zscore"),
+    ]
     for name, label, metric in quoted:
         summary = next(c for c in cached[name]["cells"] if c["label"] == label)["summary"][metric]
         assert fmt(summary) in text, f"{name} / {label} / {metric}: {fmt(summary)} not quoted in claims.md"
@@ -129,11 +134,14 @@ def test_sweep_group_size_fast_writes_result_and_figure_with_a_progress_bar(tmp_
     assert "two_vs_large" in result["derived"]
 
 
-@pytest.mark.parametrize("argv, message", [
-    (["sweep", "nope"], "NAME='nope' is not valid"),
-    (["sweep", "group-size", "--seeds", "0"], "--seeds=0 is not valid"),
-    (["sweep", "variance", "--workers", "0"], "--workers=0 is not valid"),
-])
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["sweep", "nope"], "NAME='nope' is not valid"),
+        (["sweep", "group-size", "--seeds", "0"], "--seeds=0 is not valid"),
+        (["sweep", "variance", "--workers", "0"], "--workers=0 is not valid"),
+    ],
+)
 def test_sweep_rejects_bad_input_in_one_line(argv, message, capsys):
     assert main(argv) == 2
     error = capsys.readouterr().err

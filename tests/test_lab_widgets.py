@@ -97,8 +97,9 @@ def test_run_reflects_the_controls_trains_for_real_and_redraws_the_plot(make_lab
     # threads, which sets the order of floating-point sums) gives the same numbers
     with torch_threads(lab.training_threads):
         direct = train(run.config).history
-    assert [{k: v for k, v in r.items() if k != "wall_time"} for r in direct] == \
-           [{k: v for k, v in r.items() if k != "wall_time"} for r in run.history]
+    assert [{k: v for k, v in r.items() if k != "wall_time"} for r in direct] == [
+        {k: v for k, v in r.items() if k != "wall_time"} for r in run.history
+    ]
 
     assert bytes(lab.plot.value) != before and bytes(lab.plot.value).startswith(PNG_SIGNATURE)
     assert "Finished" in lab.status.value and "G=4, mean" in lab.status.value
@@ -220,16 +221,19 @@ def test_an_error_in_the_code_says_what_failed_not_a_number_hint(make_lab, monke
     assert lab_threads() == []
 
 
-@pytest.mark.parametrize(("knob", "value", "line"), [
-    ("steps", 10**9, "Cannot run:</b> steps = 1000000000, allowed 5 to 500"),
-    ("prompts_per_step", 1, "Cannot run:</b> prompts_per_step = 1, allowed 2 to 64"),
-    ("kl_coef", -0.5, "Cannot run:</b> kl_coef = -0.5, allowed 0 to 0.5"),
-    ("lr", 0.5, "Cannot run:</b> lr = 0.5, allowed 1e-05 to 0.01"),
-    ("group_size", 5, "Cannot run:</b> group_size = 5, allowed 2, 4, 8, 16, 32, 64"),
-    ("baseline", "ppo", "Cannot run:</b> baseline = 'ppo', allowed mean, zscore, none, rloo, ema, critic"),
-    ("std_eps", 5.0, "Cannot run:</b> std_eps = 5, allowed 0 or 1e-10 to 0.1"),
-    ("num_seeds", 99, "Cannot run:</b> num_seeds = 99, allowed 1 to 5"),
-])
+@pytest.mark.parametrize(
+    ("knob", "value", "line"),
+    [
+        ("steps", 10**9, "Cannot run:</b> steps = 1000000000, allowed 5 to 500"),
+        ("prompts_per_step", 1, "Cannot run:</b> prompts_per_step = 1, allowed 2 to 64"),
+        ("kl_coef", -0.5, "Cannot run:</b> kl_coef = -0.5, allowed 0 to 0.5"),
+        ("lr", 0.5, "Cannot run:</b> lr = 0.5, allowed 1e-05 to 0.01"),
+        ("group_size", 5, "Cannot run:</b> group_size = 5, allowed 2, 4, 8, 16, 32, 64"),
+        ("baseline", "ppo", "Cannot run:</b> baseline = 'ppo', allowed mean, zscore, none, rloo, ema, critic"),
+        ("std_eps", 5.0, "Cannot run:</b> std_eps = 5, allowed 0 or 1e-10 to 0.1"),
+        ("num_seeds", 99, "Cannot run:</b> num_seeds = 99, allowed 1 to 5"),
+    ],
+)
 def test_an_out_of_range_value_from_code_is_refused_not_clamped(make_lab, knob, value, line):
     lab = make_lab(steps=10)
     control = lab.num_seeds if knob == "num_seeds" else lab.controls[knob]

@@ -56,6 +56,7 @@ class Claim:
 
 # --- reading numbers --------------------------------------------------------------------------------
 
+
 def stat(results: dict, name: str, label: str, metric: str) -> dict:
     """{mean, std, n} of one metric of one cell (n = 0 when absent)."""
     for cell in results[name]["cells"]:
@@ -85,6 +86,7 @@ SMALL_EFFECT = 0.01  # accuracy differences below one point are treated as no di
 
 # --- the claims ---------------------------------------------------------------------------------------
 
+
 def offset_removed(r: dict) -> Finding:
     name = "offset-and-scale"
     offsets = sorted({c["axes"]["reward_offset"] for c in r[name]["cells"]})
@@ -95,30 +97,45 @@ def offset_removed(r: dict) -> Finding:
     evidence = "; ".join(f"{b}: " + ", ".join(f"offset {o:g} → {fmt(acc[(b, o)])}" for o in offsets) for b in ("none", "mean", "zscore"))
     verdict = HOLDS if invariant and none_hurt else PARTLY if invariant else FAILS
     none_fine = compare(acc[("none", 0.0)], acc[("mean", 0.0)], SMALL_EFFECT) == "same"
-    explanation = (f"Late held-out accuracy. With the group mean subtracted (mean, zscore) the advantage does not see the offset at all, "
-                   f"so the runs with offset {largest:g} are {'the same as' if invariant else 'NOT the same as'} without it. "
-                   f"Without a baseline (none) the offset {'costs accuracy' if none_hurt else 'did not cost accuracy here'}: every sampled answer is "
-                   "pushed up, the right ones only slightly more."
-                   + (" With 0/1 rewards and no offset, 'none' is as good as 'mean' here (wrong answers have reward 0 and add no "
-                      "noise): the baseline matters once rewards are shifted." if none_fine else ""))
+    explanation = (
+        f"Late held-out accuracy. With the group mean subtracted (mean, zscore) the advantage does not see the offset at all, "
+        f"so the runs with offset {largest:g} are {'the same as' if invariant else 'NOT the same as'} without it. "
+        f"Without a baseline (none) the offset {'costs accuracy' if none_hurt else 'did not cost accuracy here'}: every sampled answer is "
+        "pushed up, the right ones only slightly more."
+        + (
+            " With 0/1 rewards and no offset, 'none' is as good as 'mean' here (wrong answers have reward 0 and add no "
+            "noise): the baseline matters once rewards are shifted."
+            if none_fine
+            else ""
+        )
+    )
     return Finding(evidence, verdict, explanation)
 
 
 def scales_unified(r: dict) -> Finding:
     name = "offset-and-scale"
-    hard = {(b, s): stat(r, name, f"{b}, offset 0" if s == 1 else f"{b}, hard x0.1", "hard_eval_accuracy") for b in ("mean", "zscore", "none")
-            for s in (1, 0.1)}
+    hard = {
+        (b, s): stat(r, name, f"{b}, offset 0" if s == 1 else f"{b}, hard x0.1", "hard_eval_accuracy")
+        for b in ("mean", "zscore", "none")
+        for s in (1, 0.1)
+    }
     z_same = compare(hard[("zscore", 0.1)], hard[("zscore", 1)], SMALL_EFFECT) == "same"
     mean_hurt = compare(hard[("mean", 0.1)], hard[("mean", 1)], SMALL_EFFECT) == "lower"
     evidence = "hard-problem accuracy, rewards of hard problems x1 → x0.1: " + "; ".join(
-        f"{b}: {fmt(hard[(b, 1)])} → {fmt(hard[(b, 0.1)])}" for b in ("none", "mean", "zscore"))
+        f"{b}: {fmt(hard[(b, 1)])} → {fmt(hard[(b, 0.1)])}" for b in ("none", "mean", "zscore")
+    )
     verdict = HOLDS if z_same and mean_hurt else PARTLY if z_same else FAILS
     plain_same = compare(stat(r, name, "zscore, offset 0", ACC), stat(r, name, "mean, offset 0", ACC), SMALL_EFFECT) == "same"
-    explanation = ("When the reward model scores hard (carry) problems on a 10x smaller scale, mean-centring keeps that 10x in their "
-                   f"advantages and hard-problem accuracy {'drops' if mean_hurt else 'did not drop beyond noise'}; z-scoring divides it out "
-                   f"({'no change beyond noise' if z_same else 'yet it changed'})."
-                   + (" Without such scale differences zscore and mean end within noise of each other (row 'mean-only'): this is where "
-                      "dividing by σ pays." if plain_same and mean_hurt else ""))
+    explanation = (
+        "When the reward model scores hard (carry) problems on a 10x smaller scale, mean-centring keeps that 10x in their "
+        f"advantages and hard-problem accuracy {'drops' if mean_hurt else 'did not drop beyond noise'}; z-scoring divides it out "
+        f"({'no change beyond noise' if z_same else 'yet it changed'})."
+        + (
+            " Without such scale differences zscore and mean end within noise of each other (row 'mean-only'): this is where dividing by σ pays."
+            if plain_same and mean_hurt
+            else ""
+        )
+    )
     return Finding(evidence, verdict, explanation)
 
 
@@ -147,24 +164,36 @@ def zscore_lowers_variance(r: dict) -> Finding:
     for policy in policies:
         G = 8 if 8 in sizes else sizes[0]
         label = f"{policy}, G={G}"
-        parts.append(f"{policy}, G={G}: net SNR zscore {fmt(stat(r, name, label, 'net_snr.zscore'))} vs mean {fmt(stat(r, name, label, 'net_snr.mean'))} "
-                     f"vs none {fmt(stat(r, name, label, 'net_snr.none'))}; raw grad_var zscore {fmt(stat(r, name, label, 'grad_var.zscore'))} "
-                     f"vs mean {fmt(stat(r, name, label, 'grad_var.mean'))}")
-    evidence = "; ".join(parts) + f". zscore's SNR against mean's: {counted(by_sigma)} (policy, G ≥ 4) cells; mean's SNR against " \
+        parts.append(
+            f"{policy}, G={G}: net SNR zscore {fmt(stat(r, name, label, 'net_snr.zscore'))} vs mean {fmt(stat(r, name, label, 'net_snr.mean'))} "
+            f"vs none {fmt(stat(r, name, label, 'net_snr.none'))}; raw grad_var zscore {fmt(stat(r, name, label, 'grad_var.zscore'))} "
+            f"vs mean {fmt(stat(r, name, label, 'grad_var.mean'))}"
+        )
+    evidence = (
+        "; ".join(parts) + f". zscore's SNR against mean's: {counted(by_sigma)} (policy, G ≥ 4) cells; mean's SNR against "
         f"no baseline's: {counted(by_centring)} (policy, G) cells."
+    )
     verdict = HOLDS if by_sigma["higher"] > sum(by_sigma.values()) / 2 else FAILS if by_sigma["higher"] == 0 else PARTLY
     centring_helps = by_centring["higher"] > sum(by_centring.values()) / 2
-    explanation = ("Raw variance is the wrong yardstick: z-scored advantages have unit scale, so their gradient variance is larger simply "
-                   "because the gradient is larger (see grad_var). The scale-free measures are the signal-to-noise ratio (SNR) and the "
-                   "cosine to the true gradient. On those, dividing by σ " + ("raises the SNR in most cells." if verdict == HOLDS else
-                   "does not reliably raise the SNR here: it re-weights prompts (the scale and difficulty rows) rather than removing "
-                   "noise.")
-                   + (" Centring is what raises it: mean-only's SNR is above no baseline's in most cells." if centring_helps else
-                      f" Nor does centring reliably raise it on these rewards: mean-only's SNR is above no baseline's in {by_centring['higher']} "
-                      f"cells, below it in {by_centring['lower']} and within noise in {by_centring['same']}. With 0/1 rewards and no "
-                      "offset a wrong answer's term is already 0, so there is no offset for a baseline to remove; the noise a baseline "
-                      "removes is an offset's (the offset row, notebook 01 §3).")
-                   + " With 0/1 rewards at G=2, mean, rloo and zscore give the same gradient direction (only its length differs).")
+    explanation = (
+        "Raw variance is the wrong yardstick: z-scored advantages have unit scale, so their gradient variance is larger simply "
+        "because the gradient is larger (see grad_var). The scale-free measures are the signal-to-noise ratio (SNR) and the "
+        "cosine to the true gradient. On those, dividing by σ "
+        + (
+            "raises the SNR in most cells."
+            if verdict == HOLDS
+            else "does not reliably raise the SNR here: it re-weights prompts (the scale and difficulty rows) rather than removing noise."
+        )
+        + (
+            " Centring is what raises it: mean-only's SNR is above no baseline's in most cells."
+            if centring_helps
+            else f" Nor does centring reliably raise it on these rewards: mean-only's SNR is above no baseline's in {by_centring['higher']} "
+            f"cells, below it in {by_centring['lower']} and within noise in {by_centring['same']}. With 0/1 rewards and no "
+            "offset a wrong answer's term is already 0, so there is no offset for a baseline to remove; the noise a baseline "
+            "removes is an offset's (the offset row, notebook 01 §3)."
+        )
+        + " With 0/1 rewards at G=2, mean, rloo and zscore give the same gradient direction (only its length differs)."
+    )
     return Finding(evidence, verdict, explanation)
 
 
@@ -176,13 +205,17 @@ def critic_costs(r: dict) -> Finding:
     updates = defaults["critic_epochs"] * defaults["critic_minibatches"]
     grpo_time, ppo_time = stat(r, name, GRPO_LABEL, "time_per_step_s"), stat(r, name, PPO_GROUPS_LABEL, "time_per_step_s")
     slower = compare(ppo_time, grpo_time) == "higher"
-    evidence = (f"critic: {critic['mean']:.0f} trained parameters beside a policy of {policy['mean']:.0f}, {updates} critic updates per step "
-                f"({defaults['critic_epochs']} epochs x {defaults['critic_minibatches']} minibatches) beside the policy's 1; time per step "
-                f"on the same batches (G=8, 16 prompts): GRPO {fmt(grpo_time)} s, PPO {fmt(ppo_time)} s")
-    explanation = ("The critic is a second network of the policy's size (ours: a copy of the reference with a scalar head, every parameter "
-                   "trained) with its own optimiser, loss and many more updates than the policy gets; the group baseline has no parameters "
-                   f"and costs nothing to compute. In wall time, on the same batches, the critic made a step {'slower' if slower else 'no slower beyond noise'}"
-                   + (f" ({ppo_time['mean'] / grpo_time['mean']:.1f}x)." if slower else "."))
+    evidence = (
+        f"critic: {critic['mean']:.0f} trained parameters beside a policy of {policy['mean']:.0f}, {updates} critic updates per step "
+        f"({defaults['critic_epochs']} epochs x {defaults['critic_minibatches']} minibatches) beside the policy's 1; time per step "
+        f"on the same batches (G=8, 16 prompts): GRPO {fmt(grpo_time)} s, PPO {fmt(ppo_time)} s"
+    )
+    explanation = (
+        "The critic is a second network of the policy's size (ours: a copy of the reference with a scalar head, every parameter "
+        "trained) with its own optimiser, loss and many more updates than the policy gets; the group baseline has no parameters "
+        f"and costs nothing to compute. In wall time, on the same batches, the critic made a step {'slower' if slower else 'no slower beyond noise'}"
+        + (f" ({ppo_time['mean'] / grpo_time['mean']:.1f}x)." if slower else ".")
+    )
     return Finding(evidence, HOLDS if critic["mean"] > 0.5 * policy["mean"] else PARTLY, explanation)
 
 
@@ -193,15 +226,27 @@ def group_size_needed(r: dict) -> Finding:
     worse = [G for G in (2, 4) if compare(at[G], at[8], SMALL_EFFECT) == "lower"]
     better = [G for G in (2, 4) if compare(at[G], at[8], SMALL_EFFECT) == "higher"]
     last = [c for c in r[name]["cells"] if c["axes"]["regime"] == "equal samples"][-1]["config"]["train"]
-    evidence = f"equal samples ({last['group_size'] * last['prompts_per_step']} " \
-        "responses per step), late accuracy: " + ", ".join(f"G={G} {fmt(at[G])}" for G in at) + \
-        f"; responses to reach {TARGET_ACCURACY:.0%}: " + ", ".join(f"G={G} {fmt(to[G])}" for G in to)
+    evidence = (
+        f"equal samples ({last['group_size'] * last['prompts_per_step']} "
+        "responses per step), late accuracy: "
+        + ", ".join(f"G={G} {fmt(at[G])}" for G in at)
+        + f"; responses to reach {TARGET_ACCURACY:.0%}: "
+        + ", ".join(f"G={G} {fmt(to[G])}" for G in to)
+    )
     verdict = HOLDS if len(worse) == 2 else PARTLY if worse else FAILS
-    explanation = ("At the same number of sampled responses, small groups with more prompts were "
-                   + ("worse than G=8, as the card says." if verdict == HOLDS else
-                      f"not worse than G=8 (G={', '.join(map(str, better))} even better)." if better else
-                      "partly worse: " + ", ".join(f"G={G}" for G in worse) + " fell behind G=8." if worse else "within noise of G=8.")
-                   + saturation_note(r))
+    explanation = (
+        "At the same number of sampled responses, small groups with more prompts were "
+        + (
+            "worse than G=8, as the card says."
+            if verdict == HOLDS
+            else f"not worse than G=8 (G={', '.join(map(str, better))} even better)."
+            if better
+            else "partly worse: " + ", ".join(f"G={G}" for G in worse) + " fell behind G=8."
+            if worse
+            else "within noise of G=8."
+        )
+        + saturation_note(r)
+    )
     return Finding(evidence, verdict, explanation)
 
 
@@ -210,11 +255,16 @@ def saturation_note(r: dict) -> str:
     sizes = sorted({c["axes"]["group_size"] for c in r["variance"]["cells"]}) if "variance" in r else []
     if len(sizes) < 3:
         return ""
-    middle, largest = stat(r, "variance", f"reference, G={sizes[-3]}", "net_snr.zscore"), stat(r, "variance", f"reference, G={sizes[-1]}", "net_snr.zscore")
+    middle, largest = (
+        stat(r, "variance", f"reference, G={sizes[-3]}", "net_snr.zscore"),
+        stat(r, "variance", f"reference, G={sizes[-1]}", "net_snr.zscore"),
+    )
     if compare(largest, middle) == "higher":
         return ""
-    return (f" Why: at the reference policy the SNR of a 16-prompt batch stops growing with G (G={sizes[-3]}: {fmt(middle)}, "
-            f"G={sizes[-1]}: {fmt(largest)}): beyond that, its noise comes from which prompts were drawn, which only more prompts reduce.")
+    return (
+        f" Why: at the reference policy the SNR of a 16-prompt batch stops growing with G (G={sizes[-3]}: {fmt(middle)}, "
+        f"G={sizes[-1]}: {fmt(largest)}): beyond that, its noise comes from which prompts were drawn, which only more prompts reduce."
+    )
 
 
 def small_groups_noisier(r: dict) -> Finding:
@@ -224,24 +274,36 @@ def small_groups_noisier(r: dict) -> Finding:
     snr1k = {G: stat(r, var, f"reference, G={G}", "net_snr_per_1k_responses.zscore") for G in (2, 4, 8)}
     cos = {G: stat(r, var, f"reference, G={G}", "cos_step.zscore") for G in (2, 4, 8)}
     reached = {G: stat(r, gs, f"equal prompts, G={G}", "reached_target") for G in (2, 4, 8)}
-    slower_per_step = any(reached[G]["mean"] is not None and reached[G]["mean"] < 1 for G in (2, 4)) or \
-        any(compare(steps[G], steps[8]) == "higher" for G in (2, 4))
+    slower_per_step = any(reached[G]["mean"] is not None and reached[G]["mean"] < 1 for G in (2, 4)) or any(
+        compare(steps[G], steps[8]) == "higher" for G in (2, 4)
+    )
     slower_sizes = [G for G in (2, 4) if compare(samples[G], samples[8]) == "higher"]
     slower_per_sample = bool(slower_sizes)
-    evidence = ("equal prompts, steps to reach the target: " + ", ".join(
-        f"G={G} {fmt(steps[G])} ({round(reached[G]['mean'] * reached[G]['n'])} of {reached[G]['n']} seeds reached it)" for G in steps)
-                + "; equal samples, responses to reach it: " + ", ".join(f"G={G} {fmt(samples[G])}" for G in samples)
-                + "; at the reference policy, zscore gradient net SNR per 1000 responses: " + ", ".join(f"G={G} {fmt(snr1k[G])}" for G in snr1k)
-                + "; cosine of one batch (16 prompts) to the true gradient: " + ", ".join(f"G={G} {fmt(cos[G])}" for G in cos))
+    evidence = (
+        "equal prompts, steps to reach the target: "
+        + ", ".join(f"G={G} {fmt(steps[G])} ({round(reached[G]['mean'] * reached[G]['n'])} of {reached[G]['n']} seeds reached it)" for G in steps)
+        + "; equal samples, responses to reach it: "
+        + ", ".join(f"G={G} {fmt(samples[G])}" for G in samples)
+        + "; at the reference policy, zscore gradient net SNR per 1000 responses: "
+        + ", ".join(f"G={G} {fmt(snr1k[G])}" for G in snr1k)
+        + "; cosine of one batch (16 prompts) to the true gradient: "
+        + ", ".join(f"G={G} {fmt(cos[G])}" for G in cos)
+    )
     tied = stat(r, gs, "equal prompts, G=2", "frac_reward_zero_std")
     evidence += f"; share of G=2 groups with all-equal rewards {fmt(tied, percent=True)}"
     verdict = HOLDS if slower_per_step and slower_per_sample else PARTLY if slower_per_step else FAILS
-    explanation = ("Per step (same prompts), G=2-4 gives fewer samples and "
-                   + ("learns more slowly" if slower_per_step else "still learns as fast") +
-                   "; per sample (same responses), " + (f"G={' and '.join(map(str, slower_sizes))} reaches the target later than G=8 "
-                                                        "(row 5 compares where they end)" if slower_per_sample else "it is not slower") +
-                   ". With 0/1 rewards a G=2 group is either tied (advantage 0, no signal and no noise) or split (advantages ±0.71, "
-                   "a clean pairwise comparison): its advantages are not 'dominated by noise', they are often simply zero (the share above).")
+    explanation = (
+        "Per step (same prompts), G=2-4 gives fewer samples and "
+        + ("learns more slowly" if slower_per_step else "still learns as fast")
+        + "; per sample (same responses), "
+        + (
+            f"G={' and '.join(map(str, slower_sizes))} reaches the target later than G=8 (row 5 compares where they end)"
+            if slower_per_sample
+            else "it is not slower"
+        )
+        + ". With 0/1 rewards a G=2 group is either tied (advantage 0, no signal and no noise) or split (advantages ±0.71, "
+        "a clean pairwise comparison): its advantages are not 'dominated by noise', they are often simply zero (the share above)."
+    )
     return Finding(evidence, verdict, explanation)
 
 
@@ -251,18 +313,26 @@ def g4_oscillates(r: dict) -> Finding:
     for regime in ("equal prompts", "equal samples"):
         d4, d16 = stat(r, name, f"{regime}, G=4", "eval_max_drawdown"), stat(r, name, f"{regime}, G=16", "eval_max_drawdown")
         n4, n16 = stat(r, name, f"{regime}, G=4", "reward_step_noise"), stat(r, name, f"{regime}, G=16", "reward_step_noise")
-        parts.append(f"{regime}: largest accuracy fall G=4 {fmt(d4)} vs G=16 {fmt(d16)}; train-reward step-to-step noise G=4 {fmt(n4)} vs G=16 {fmt(n16)}")
+        parts.append(
+            f"{regime}: largest accuracy fall G=4 {fmt(d4)} vs G=16 {fmt(d16)}; train-reward step-to-step noise G=4 {fmt(n4)} vs G=16 {fmt(n16)}"
+        )
         if compare(d4, d16) == "higher":
             worse.append(regime)
         if compare(n4, n16) == "higher":
             noisier.append(regime)
     verdict = HOLDS if len(worse) == 2 else PARTLY if worse else FAILS
-    explanation = ("The held-out accuracy of G=4 runs " + ("falls back more than G=16's in " + " and ".join(worse) if worse else
-                   "does not fall back more than G=16's") + ". The logged train reward of G=4 jumps more from step to step "
-                   + (f"only at {' and '.join(noisier)}" if noisier else "in neither regime")
-                   + ("; at equal prompts each step of G=4 scores 4x fewer responses, so its average is noisier even when the policy "
-                      "is steady" if "equal prompts" in noisier else "")
-                   + ". A 7B model may oscillate for reasons a 100k-parameter toy cannot show.")
+    explanation = (
+        "The held-out accuracy of G=4 runs "
+        + ("falls back more than G=16's in " + " and ".join(worse) if worse else "does not fall back more than G=16's")
+        + ". The logged train reward of G=4 jumps more from step to step "
+        + (f"only at {' and '.join(noisier)}" if noisier else "in neither regime")
+        + (
+            "; at equal prompts each step of G=4 scores 4x fewer responses, so its average is noisier even when the policy is steady"
+            if "equal prompts" in noisier
+            else ""
+        )
+        + ". A 7B model may oscillate for reasons a 100k-parameter toy cannot show."
+    )
     return Finding(evidence="; ".join(parts), verdict=verdict, explanation=explanation)
 
 
@@ -280,18 +350,26 @@ def sigma_explodes(r: dict) -> Finding:
     exploded = largest is not None and largest > 10 * bound
     nan = (failed_exact["mean"] or 0) > 0
     amplified = share_small["mean"] is not None and share_large["mean"] is not None and share_small["mean"] > 10 * share_large["mean"]
-    evidence = (f"largest |advantage| in any run: {largest:.3g}, in '{top['label']}' (the z-score's bound (G-1)/√G = {bound:.3g} for G={G}; "
-                f"runs above it: {'; '.join(repr(label) for label in above) if above else 'none'}); exact rewards, "
-                f"eps=0: {fmt(failed_exact, percent=True)} of runs stopped on 0/0; noisy rewards (σ_noise={r[name]['cells'][-1]['config']['train'].get('reward_noise', 0):g}): "
-                f"share of |advantage| on groups with no right/wrong spread {fmt(share_small)} at eps=0 vs {fmt(share_large)} at eps=0.1")
+    evidence = (
+        f"largest |advantage| in any run: {largest:.3g}, in '{top['label']}' (the z-score's bound (G-1)/√G = {bound:.3g} for G={G}; "
+        f"runs above it: {'; '.join(repr(label) for label in above) if above else 'none'}); exact rewards, "
+        f"eps=0: {fmt(failed_exact, percent=True)} of runs stopped on 0/0; noisy rewards (σ_noise={r[name]['cells'][-1]['config']['train'].get('reward_noise', 0):g}): "
+        f"share of |advantage| on groups with no right/wrong spread {fmt(share_small)} at eps=0 vs {fmt(share_large)} at eps=0.1"
+    )
     verdict = HOLDS if exploded else PARTLY if nan or amplified else FAILS
-    explanation = ("In exact arithmetic a z-score of G numbers is bounded by (G-1)/√G whatever σ is, so advantages cannot explode in size. "
-                   + ("The runs above the bound come from float32 rounding: groups of identical partial-credit rewards "
-                      "(e.g. all 2/3) whose computed mean is one rounding step (~6e-8) off, while their std comes out 0, get "
-                      "6e-8 / eps: with eps=1e-8, below float32's resolution, that is about 6. " if above else "")
-                   + "What does happen: identical rewards give σ=0 and 0/0 = NaN when eps=0 (the run stops, with a message), and "
-                   "near-identical rewards (a noisy reward model) get their noise blown up to unit scale, so groups with nothing to learn "
-                   "pull as hard as real ones.")
+    explanation = (
+        "In exact arithmetic a z-score of G numbers is bounded by (G-1)/√G whatever σ is, so advantages cannot explode in size. "
+        + (
+            "The runs above the bound come from float32 rounding: groups of identical partial-credit rewards "
+            "(e.g. all 2/3) whose computed mean is one rounding step (~6e-8) off, while their std comes out 0, get "
+            "6e-8 / eps: with eps=1e-8, below float32's resolution, that is about 6. "
+            if above
+            else ""
+        )
+        + "What does happen: identical rewards give σ=0 and 0/0 = NaN when eps=0 (the run stops, with a message), and "
+        "near-identical rewards (a noisy reward model) get their noise blown up to unit scale, so groups with nothing to learn "
+        "pull as hard as real ones."
+    )
     return Finding(evidence, verdict, explanation)
 
 
@@ -306,18 +384,28 @@ def epsilon_fixes(r: dict) -> Finding:
     exact_acc = stat(r, name, f"exact, eps={tiny:g}, add", ACC)
     fixes_nan = failed_tiny["mean"] == 0
     stops_noise = shares[(tiny, "add")]["mean"] is not None and share_zero["mean"] and shares[(tiny, "add")]["mean"] < 0.5 * share_zero["mean"]
-    evidence = (f"exact rewards, eps={tiny:g}: {fmt(failed_tiny, percent=True)} of runs failed; noisy rewards, share of |advantage| on "
-                "no-signal groups: " + ", ".join(f"eps={e:g} {m} {fmt(shares[(e, m)])}" for (e, m) in shares) +
-                f"; late accuracy with noisy rewards eps={tiny:g} {fmt(acc[tiny])}, eps={big:g} {fmt(acc[big])} (exact rewards {fmt(exact_acc)})")
+    evidence = (
+        f"exact rewards, eps={tiny:g}: {fmt(failed_tiny, percent=True)} of runs failed; noisy rewards, share of |advantage| on "
+        "no-signal groups: "
+        + ", ".join(f"eps={e:g} {m} {fmt(shares[(e, m)])}" for (e, m) in shares)
+        + f"; late accuracy with noisy rewards eps={tiny:g} {fmt(acc[tiny])}, eps={big:g} {fmt(acc[big])} (exact rewards {fmt(exact_acc)})"
+    )
     verdict = HOLDS if fixes_nan and stops_noise else PARTLY if fixes_nan else FAILS
     damped = shares[(big, "add")]["mean"] is not None and share_zero["mean"] and shares[(big, "add")]["mean"] < 0.5 * share_zero["mean"]
     cost = compare(acc[tiny], acc[big], SMALL_EFFECT)
-    explanation = (f"Any eps > 0 (even {tiny:g}) {'removes' if fixes_nan else 'does NOT remove'} the 0/0: a group of identical rewards gets "
-                   f"advantage exactly 0. An eps far below the reward noise {'still lets the noise through' if not stops_noise else 'already damps the noise'}"
-                   + (f"; eps={big:g}, comparable to the noise, damps it" if damped else "") +
-                   ". max(σ, eps) and σ + eps differ only when σ is close to eps. In accuracy, the amplified noise costs "
-                   + ("nothing measurable here (the noisy groups' pull averages out over a batch)." if cost == "same" else
-                      "accuracy here." if cost == "lower" else "nothing; the tiny eps did better here."))
+    explanation = (
+        f"Any eps > 0 (even {tiny:g}) {'removes' if fixes_nan else 'does NOT remove'} the 0/0: a group of identical rewards gets "
+        f"advantage exactly 0. An eps far below the reward noise {'still lets the noise through' if not stops_noise else 'already damps the noise'}"
+        + (f"; eps={big:g}, comparable to the noise, damps it" if damped else "")
+        + ". max(σ, eps) and σ + eps differ only when σ is close to eps. In accuracy, the amplified noise costs "
+        + (
+            "nothing measurable here (the noisy groups' pull averages out over a batch)."
+            if cost == "same"
+            else "accuracy here."
+            if cost == "lower"
+            else "nothing; the tiny eps did better here."
+        )
+    )
     return Finding(evidence, verdict, explanation)
 
 
@@ -331,50 +419,71 @@ def blowup_and_accumulation(r: dict) -> Finding:
     checks = r[name]["derived"]["micro_batch_checks"]
     same_gradient = all(check["max_rel_grad_norm_diff"] < 1e-4 for check in checks)
     smallest_micro = min(checks, key=lambda check: check["activation_ratio"])
-    evidence = (f"{smallest['label']} → {largest['label']}: {ratio_responses:.0f}x the responses, {ratio_memory:.0f}x the activation memory "
-                f"({smallest['summary']['saved_activations_mb']['mean']:.3g} → {largest['summary']['saved_activations_mb']['mean']:.3g} MB), "
-                f"time per step {fmt(smallest['summary']['time_per_step_s'])} → {fmt(largest['summary']['time_per_step_s'])} s; "
-                f"micro-batching: step-1 gradient norm differs by at most {max(c['max_rel_grad_norm_diff'] for c in checks):.1e} (relative), "
-                f"{smallest_micro['label']} keeps {smallest_micro['activation_ratio']:.1%} of the activations at {smallest_micro['time_ratio']:.2f}x the time")
+    evidence = (
+        f"{smallest['label']} → {largest['label']}: {ratio_responses:.0f}x the responses, {ratio_memory:.0f}x the activation memory "
+        f"({smallest['summary']['saved_activations_mb']['mean']:.3g} → {largest['summary']['saved_activations_mb']['mean']:.3g} MB), "
+        f"time per step {fmt(smallest['summary']['time_per_step_s'])} → {fmt(largest['summary']['time_per_step_s'])} s; "
+        f"micro-batching: step-1 gradient norm differs by at most {max(c['max_rel_grad_norm_diff'] for c in checks):.1e} (relative), "
+        f"{smallest_micro['label']} keeps {smallest_micro['activation_ratio']:.1%} of the activations at {smallest_micro['time_ratio']:.2f}x the time"
+    )
     linear = ratio_memory > 0.5 * ratio_responses
     verdict = HOLDS if linear and same_gradient and smallest_micro["activation_ratio"] < 0.5 else PARTLY
-    explanation = ("A step's batch is prompts x G responses, and the memory autograd keeps for the backward pass grows in proportion. "
-                   "Gradient accumulation over micro-batches gives the same gradient (the loss normalisers are the whole batch's) with "
-                   "memory bounded by the micro-batch. The process's peak resident memory also includes torch itself "
-                   f"({fmt(smallest['summary']['peak_rss_mb'])} MB at the smallest batch).")
+    explanation = (
+        "A step's batch is prompts x G responses, and the memory autograd keeps for the backward pass grows in proportion. "
+        "Gradient accumulation over micro-batches gives the same gradient (the loss normalisers are the whole batch's) with "
+        "memory bounded by the micro-batch. The process's peak resident memory also includes torch itself "
+        f"({fmt(smallest['summary']['peak_rss_mb'])} MB at the smallest batch)."
+    )
     return Finding(evidence, verdict, explanation)
 
 
 def tradeoff_crossover(r: dict) -> Finding:
     name = "grpo-vs-ppo"
     derived = r[name]["derived"]
-    parts = [f"{label}: responses to {TARGET_ACCURACY:.0%} {fmt(stat(r, name, label, 'samples_to_target'))}, "
-             f"seconds {fmt(stat(r, name, label, 'time_to_target_s'))}" for label in (GRPO_LABEL, PPO_LABEL, EMA_LABEL)]
+    parts = [
+        f"{label}: responses to {TARGET_ACCURACY:.0%} {fmt(stat(r, name, label, 'samples_to_target'))}, "
+        f"seconds {fmt(stat(r, name, label, 'time_to_target_s'))}"
+        for label in (GRPO_LABEL, PPO_LABEL, EMA_LABEL)
+    ]
     crossover = derived.get("crossover_s_per_response")
     zero, high = derived.get("cheaper_at_zero_cost"), derived.get("cheaper_at_high_cost")
     late = compare(stat(r, name, PPO_LABEL, ACC), stat(r, name, GRPO_LABEL, ACC), SMALL_EFFECT)
-    parts.append(f"cheaper with free generation: {zero}; with expensive generation: {high}"
-                 + (f"; crossover at {crossover:.3g} s per response" if crossover else "")
-                 + f"; late accuracy at equal samples: PPO {fmt(stat(r, name, PPO_LABEL, ACC))} vs GRPO {fmt(stat(r, name, GRPO_LABEL, ACC))}")
+    parts.append(
+        f"cheaper with free generation: {zero}; with expensive generation: {high}"
+        + (f"; crossover at {crossover:.3g} s per response" if crossover else "")
+        + f"; late accuracy at equal samples: PPO {fmt(stat(r, name, PPO_LABEL, ACC))} vs GRPO {fmt(stat(r, name, GRPO_LABEL, ACC))}"
+    )
     # the critic-free control on PPO's batch shape: if it needs no more responses and no more seconds than PPO,
     # what saves responses is the batch shape (128 prompts x 1 answer), not the critic
-    control_as_cheap = all(compare(stat(r, name, EMA_LABEL, metric), stat(r, name, PPO_LABEL, metric)) != "higher"
-                           for metric in ("samples_to_target", "time_to_target_s"))
-    shape_note = (" But the control without a critic on PPO's batch shape (an EMA baseline, G=1 x 128 prompts) needs no more responses "
-                  "and no more seconds than PPO: what saves responses here is seeing 128 prompts per step, not the critic."
-                  if control_as_cheap else " The control without a critic on PPO's batch shape costs more than PPO: the critic pays for itself.")
+    control_as_cheap = all(
+        compare(stat(r, name, EMA_LABEL, metric), stat(r, name, PPO_LABEL, metric)) != "higher"
+        for metric in ("samples_to_target", "time_to_target_s")
+    )
+    shape_note = (
+        " But the control without a critic on PPO's batch shape (an EMA baseline, G=1 x 128 prompts) needs no more responses "
+        "and no more seconds than PPO: what saves responses here is seeing 128 prompts per step, not the critic."
+        if control_as_cheap
+        else " The control without a critic on PPO's batch shape costs more than PPO: the critic pays for itself."
+    )
     if crossover:
         verdict = PARTLY if control_as_cheap or zero != "GRPO" else HOLDS
-        explanation = (f"There is a crossover: below about {crossover:.2g} s of generation per response {zero} reaches the target cheaper, "
-                       f"above it {high} does, because it needs fewer responses. Real LLM responses cost 0.01-2 s each, so on this "
-                       "toy's numbers the crossover sits " + ("inside" if 1e-2 <= crossover <= 2 else "below" if crossover < 1e-2 else "above")
-                       + " that range." + shape_note)
+        explanation = (
+            f"There is a crossover: below about {crossover:.2g} s of generation per response {zero} reaches the target cheaper, "
+            f"above it {high} does, because it needs fewer responses. Real LLM responses cost 0.01-2 s each, so on this "
+            "toy's numbers the crossover sits "
+            + ("inside" if 1e-2 <= crossover <= 2 else "below" if crossover < 1e-2 else "above")
+            + " that range."
+            + shape_note
+        )
     else:
         verdict = PARTLY if high == "PPO" or late == "higher" else FAILS
-        explanation = ("No clear crossover in the cost to reach the target: "
-                       + (f"{high} needs fewer responses, " if high != "tie" else "neither needs clearly fewer responses, ")
-                       + (f"{zero} less compute. " if zero != "tie" else "and neither needs clearly less compute. ")
-                       + (f"At equal samples PPO ends {worded(late, 'above', 'below', 'within noise of')} GRPO.") + shape_note)
+        explanation = (
+            "No clear crossover in the cost to reach the target: "
+            + (f"{high} needs fewer responses, " if high != "tie" else "neither needs clearly fewer responses, ")
+            + (f"{zero} less compute. " if zero != "tie" else "and neither needs clearly less compute. ")
+            + (f"At equal samples PPO ends {worded(late, 'above', 'below', 'within noise of')} GRPO.")
+            + shape_note
+        )
     return Finding("; ".join(parts), verdict, explanation)
 
 
@@ -387,17 +496,26 @@ def critic_without_groups(r: dict) -> Finding:
     direction = compare(ppo, grpo, SMALL_EFFECT)
     ema = stat(r, name, EMA_LABEL, ACC)
     versus_ema = compare(ppo, ema, SMALL_EFFECT)
-    evidence = (f"late accuracy: PPO with G=1 {fmt(ppo)}, GRPO G=8 {fmt(grpo)} (start {start['mean']:.3g}); the control without a critic, "
-                f"an EMA baseline at G=1 x 128 prompts: {fmt(ema)}; the critic's explained variance on each fresh batch, late in training: {fmt(ev)}")
+    evidence = (
+        f"late accuracy: PPO with G=1 {fmt(ppo)}, GRPO G=8 {fmt(grpo)} (start {start['mean']:.3g}); the control without a critic, "
+        f"an EMA baseline at G=1 x 128 prompts: {fmt(ema)}; the critic's explained variance on each fresh batch, late in training: {fmt(ev)}"
+    )
     verdict = HOLDS if learns and direction != "lower" else PARTLY if learns else FAILS
     weak_critic = ev["mean"] is not None and ev["mean"] < 0.1
-    explanation = (f"With one response per prompt the critic still gives every response a baseline, and learning "
-                   f"{'works' if learns else 'does not work'} ({worded(direction, 'better than', 'worse than', 'within noise of')} GRPO at "
-                   "equal samples). " + ("But the critic, trained in full (every parameter, 16 updates a step), explains little of the "
-                   "return's variance: most of what carries PPO here is GAE's whitening over a batch of 128 different prompts (a batch-wide "
-                   "baseline). " if weak_critic else "Its value estimates explain part of the return's variance. ")
-                   + f"The critic-free control (a moving-average baseline at G=1) ends {worded(versus_ema, 'below', 'above', 'within noise of')} PPO"
-                   + (", so the critic's values add something beyond a global baseline." if versus_ema == "higher" else "."))
+    explanation = (
+        f"With one response per prompt the critic still gives every response a baseline, and learning "
+        f"{'works' if learns else 'does not work'} ({worded(direction, 'better than', 'worse than', 'within noise of')} GRPO at "
+        "equal samples). "
+        + (
+            "But the critic, trained in full (every parameter, 16 updates a step), explains little of the "
+            "return's variance: most of what carries PPO here is GAE's whitening over a batch of 128 different prompts (a batch-wide "
+            "baseline). "
+            if weak_critic
+            else "Its value estimates explain part of the return's variance. "
+        )
+        + f"The critic-free control (a moving-average baseline at G=1) ends {worded(versus_ema, 'below', 'above', 'within noise of')} PPO"
+        + (", so the critic's values add something beyond a global baseline." if versus_ema == "higher" else ".")
+    )
     return Finding(evidence, verdict, explanation)
 
 
@@ -409,9 +527,11 @@ def g2_usable_but_poor(r: dict) -> Finding:
     usable = g2["mean"] > start["mean"] + 0.05
     evidence = f"late accuracy (start {start['mean']:.3g}): G=2 x 16 prompts {fmt(g2)}, G=8 x 16 prompts {fmt(g8)}, G=2 x 64 prompts (same samples as G=8) {fmt(g2_64)}"
     verdict = FAILS if not usable or per_sample != "lower" and per_step != "lower" else HOLDS if per_sample == "lower" else PARTLY
-    explanation = (f"G=2 is usable ({'it learns' if usable else 'it barely learns'}). Per step it is {worded(per_step, 'better than', 'worse than', 'within noise of')} G=8, "
-                   f"with 4x fewer samples; given G=8's samples as more prompts it is {worded(per_sample, 'better than', 'worse than', 'within noise of')} G=8. "
-                   "'Poor' is a matter of samples per step, not of G=2 as such.")
+    explanation = (
+        f"G=2 is usable ({'it learns' if usable else 'it barely learns'}). Per step it is {worded(per_step, 'better than', 'worse than', 'within noise of')} G=8, "
+        f"with 4x fewer samples; given G=8's samples as more prompts it is {worded(per_sample, 'better than', 'worse than', 'within noise of')} G=8. "
+        "'Poor' is a matter of samples per step, not of G=2 as such."
+    )
     return Finding(evidence, verdict, explanation)
 
 
@@ -423,9 +543,11 @@ def remedy(label: str, what: str) -> Callable[[dict], Finding]:
         acc_dir, dd_dir = compare(treated, plain, SMALL_EFFECT), compare(treated_dd, plain_dd)
         evidence = f"late accuracy G=2 {fmt(plain)} → with {what} {fmt(treated)}; largest accuracy fall {fmt(plain_dd)} → {fmt(treated_dd)}"
         verdict = HOLDS if acc_dir == "higher" or (acc_dir == "same" and dd_dir == "lower") else PARTLY if dd_dir == "lower" else FAILS
-        explanation = (f"With {what}, G=2's late accuracy is {worded(acc_dir, 'higher', 'lower', 'within noise of what it was')}"
-                       f" and its largest fall is {worded(dd_dir, 'larger', 'smaller', 'within noise of what it was')}"
-                       + (": steadier, but it learns less in the same steps." if verdict == PARTLY else "."))
+        explanation = (
+            f"With {what}, G=2's late accuracy is {worded(acc_dir, 'higher', 'lower', 'within noise of what it was')}"
+            f" and its largest fall is {worded(dd_dir, 'larger', 'smaller', 'within noise of what it was')}"
+            + (": steadier, but it learns less in the same steps." if verdict == PARTLY else ".")
+        )
         return Finding(evidence, verdict, explanation)
 
     return evaluate
@@ -438,12 +560,16 @@ def grpo_stability(r: dict) -> Finding:
     g2_dd, ppo_small_dd = stat(r, sg, "G=2", "eval_max_drawdown"), stat(r, gp, PPO_SMALL_LABEL, "eval_max_drawdown")
     enough = compare(grpo_dd, ppo_dd)
     scarce = compare(g2, ppo_small, SMALL_EFFECT)
-    evidence = (f"128 responses per step, largest accuracy fall: GRPO G=8 {fmt(grpo_dd)}, PPO G=1 {fmt(ppo_dd)}; 32 responses per step, "
-                f"late accuracy GRPO G=2 {fmt(g2)} vs PPO G=1 {fmt(ppo_small)}, largest fall {fmt(g2_dd)} vs {fmt(ppo_small_dd)}")
+    evidence = (
+        f"128 responses per step, largest accuracy fall: GRPO G=8 {fmt(grpo_dd)}, PPO G=1 {fmt(ppo_dd)}; 32 responses per step, "
+        f"late accuracy GRPO G=2 {fmt(g2)} vs PPO G=1 {fmt(ppo_small)}, largest fall {fmt(g2_dd)} vs {fmt(ppo_small_dd)}"
+    )
     verdict = HOLDS if enough != "higher" and scarce == "lower" else PARTLY if enough != "higher" or scarce == "lower" else FAILS
-    explanation = (f"With enough samples GRPO's curve falls back {worded(enough, 'more than', 'less than', 'about as much as')} PPO's. "
-                   f"With few samples per step (32), GRPO at G=2 ends {worded(scarce, 'above', 'below', 'within noise of')} PPO with a critic; "
-                   "row 13 shows how much of PPO's side is the critic's values and how much the batch-wide whitening over different prompts.")
+    explanation = (
+        f"With enough samples GRPO's curve falls back {worded(enough, 'more than', 'less than', 'about as much as')} PPO's. "
+        f"With few samples per step (32), GRPO at G=2 ends {worded(scarce, 'above', 'below', 'within noise of')} PPO with a critic; "
+        "row 13 shows how much of PPO's side is the critic's values and how much the batch-wide whitening over different prompts."
+    )
     return Finding(evidence, verdict, explanation)
 
 
@@ -453,9 +579,11 @@ def group_baseline_in_ppo(r: dict) -> Finding:
     direction = compare(grpo, critic, SMALL_EFFECT)
     evidence = f"same batches (G=8, 16 prompts, the same PPO-clip loss): group baseline (GRPO) {fmt(grpo)} vs learned critic with GAE {fmt(critic)}"
     verdict = HOLDS if direction == "lower" else FAILS
-    explanation = ("Our GRPO is exactly 'PPO with the critic replaced by the group baseline'. It ends "
-                   f"{worded(direction, 'above', 'below', 'within noise of')} the critic on the same batches. Here a single reward arrives at the end "
-                   "of a 3-4 token answer, so there is little temporal-difference structure for GAE to exploit; long multi-step episodes may differ.")
+    explanation = (
+        "Our GRPO is exactly 'PPO with the critic replaced by the group baseline'. It ends "
+        f"{worded(direction, 'above', 'below', 'within noise of')} the critic on the same batches. Here a single reward arrives at the end "
+        "of a 3-4 token answer, so there is little temporal-difference structure for GAE to exploit; long multi-step episodes may differ."
+    )
     return Finding(evidence, verdict, explanation)
 
 
@@ -471,9 +599,12 @@ def no_free_lunch(r: dict) -> Finding:
         parts.append(f"{criterion}: GRPO {fmt(g)} vs PPO {fmt(p)} → {winner}")
     verdict = HOLDS if {"GRPO", "PPO"} <= winners else PARTLY
     ahead = sorted(winners - {"tie"})
-    explanation = ("GRPO and PPO win on different yardsticks here: a trade-off." if verdict == HOLDS else
-                   (f"Here {ahead[0]} is ahead on some yardsticks and behind on none" if ahead else "Here every yardstick is a tie") +
-                   ": the trade-off is sound as an argument, but this toy does not display it.")
+    explanation = (
+        "GRPO and PPO win on different yardsticks here: a trade-off."
+        if verdict == HOLDS
+        else (f"Here {ahead[0]} is ahead on some yardsticks and behind on none" if ahead else "Here every yardstick is a tie")
+        + ": the trade-off is sound as an argument, but this toy does not display it."
+    )
     return Finding("; ".join(parts), verdict, explanation)
 
 
@@ -485,19 +616,25 @@ def group_mean_is_a_value(r: dict) -> Finding:
     oracle, critic = stat(r, name, label, "oracle_ev"), stat(r, name, label, "critic_ev_prompt")
     updates = stat(r, name, label, "critic_updates")
     beats = {G: stat(r, name, label, f"updates_to_beat.G={G}") for G in sizes}
-    evidence = ("held-out explained variance of V(prompt) at the reference policy: group mean of G samples "
-                + ", ".join(f"G={G} {fmt(group[G])}" for G in sizes) + f"; oracle (128 samples) {fmt(oracle)}; "
-                f"critic after {updates['mean']:.0f} updates {fmt(critic)}; critic updates to match a group of G (all seeds): "
-                + ", ".join(f"G={G} {'never' if beats[G]['n'] < r[name]['seeds'] else format(beats[G]['mean'], '.0f')}" for G in sizes))
+    evidence = (
+        "held-out explained variance of V(prompt) at the reference policy: group mean of G samples "
+        + ", ".join(f"G={G} {fmt(group[G])}" for G in sizes)
+        + f"; oracle (128 samples) {fmt(oracle)}; "
+        f"critic after {updates['mean']:.0f} updates {fmt(critic)}; critic updates to match a group of G (all seeds): "
+        + ", ".join(f"G={G} {'never' if beats[G]['n'] < r[name]['seeds'] else format(beats[G]['mean'], '.0f')}" for G in sizes)
+    )
     largest = sizes[-1]
     approaches = compare(group[largest], {"mean": 0.0, "std": 0.0, "n": group[largest]["n"]}) == "higher" and (
-        group[largest]["mean"] >= 0.8 * oracle["mean"])
+        group[largest]["mean"] >= 0.8 * oracle["mean"]
+    )
     rises = all(group[a]["mean"] <= group[b]["mean"] for a, b in zip(sizes, sizes[1:]))
     verdict = HOLDS if approaches and rises else PARTLY if approaches or rises else FAILS
-    explanation = ("The group mean is a Monte-Carlo estimate of V(prompt): scored as one, it explains more of a fresh response's reward "
-                   f"as G grows and approaches the oracle at G={largest}. With few samples it is worse than a constant (negative explained "
-                   "variance: a noisy estimate of V), yet as a *baseline* that noise costs no bias, only variance (notebook 01). "
-                   "So GRPO does estimate a value; it spends samples where PPO spends critic updates.")
+    explanation = (
+        "The group mean is a Monte-Carlo estimate of V(prompt): scored as one, it explains more of a fresh response's reward "
+        f"as G grows and approaches the oracle at G={largest}. With few samples it is worse than a constant (negative explained "
+        "variance: a noisy estimate of V), yet as a *baseline* that noise costs no bias, only variance (notebook 01). "
+        "So GRPO does estimate a value; it spends samples where PPO spends critic updates."
+    )
     return Finding(evidence, verdict, explanation)
 
 
@@ -510,15 +647,22 @@ def critic_over_under_fits(r: dict) -> Finding:
     updates = stat(r, name, fresh, "critic_updates")
     underfits = best["mean"] < 0.5 * oracle["mean"]
     overfits = pool_train["mean"] - pool_held["mean"] > 0.2 and pool_held["mean"] < 0
-    evidence = (f"fresh rollouts every batch ({updates['mean']:.0f} updates): best held-out EV of V(prompt) {fmt(best)} vs the oracle's {fmt(oracle)}; "
-                f"EV over answer tokens on its training batch {fmt(fresh_train)}, held out {fmt(fresh_held)}; one fixed pool of 128 rollouts: "
-                f"training batch {fmt(pool_train)}, held out {fmt(pool_held)}")
+    evidence = (
+        f"fresh rollouts every batch ({updates['mean']:.0f} updates): best held-out EV of V(prompt) {fmt(best)} vs the oracle's {fmt(oracle)}; "
+        f"EV over answer tokens on its training batch {fmt(fresh_train)}, held out {fmt(fresh_held)}; one fixed pool of 128 rollouts: "
+        f"training batch {fmt(pool_train)}, held out {fmt(pool_held)}"
+    )
     verdict = HOLDS if underfits and overfits else PARTLY if underfits or overfits else FAILS
     explanation = ("Both happen here. " if verdict == HOLDS else "") + (
         f"Under-fitting: on a stream of fresh rollouts the critic reaches {'less than half' if underfits else 'more than half'} of the "
         "explained variance an exact V(prompt) would have: predicting whether a sampled answer is right means checking the arithmetic, "
-        "which the critic must learn from 0/1 rewards. " + ("Over-fitting: trained again and again on one pool of rollouts, it fits that "
-        "pool and gets worse than a constant on fresh ones." if overfits else "A fixed pool did not make it over-fit beyond noise."))
+        "which the critic must learn from 0/1 rewards. "
+        + (
+            "Over-fitting: trained again and again on one pool of rollouts, it fits that pool and gets worse than a constant on fresh ones."
+            if overfits
+            else "A fixed pool did not make it over-fit beyond noise."
+        )
+    )
     return Finding(evidence, verdict, explanation)
 
 
@@ -528,18 +672,25 @@ def critic_wins_on_noisy_rewards(r: dict) -> Finding:
     grpo_exact, ppo_exact = stat(r, name, GRPO_LABEL, ACC), stat(r, name, PPO_LABEL, ACC)
     noisy, exact = compare(ppo, grpo, SMALL_EFFECT), compare(ppo_exact, grpo_exact, SMALL_EFFECT)
     noise = r[name]["cells"][[c["label"] for c in r[name]["cells"]].index(GRPO_NOISY_LABEL)]["config"]["train"]["reward_noise"]
-    evidence = (f"late accuracy at 128 responses per step, reward noise std {noise:g}: PPO (G=1) {fmt(ppo)} vs GRPO (G=8) {fmt(grpo)}; "
-                f"exact rewards: PPO {fmt(ppo_exact)} vs GRPO {fmt(grpo_exact)}")
+    evidence = (
+        f"late accuracy at 128 responses per step, reward noise std {noise:g}: PPO (G=1) {fmt(ppo)} vs GRPO (G=8) {fmt(grpo)}; "
+        f"exact rewards: PPO {fmt(ppo_exact)} vs GRPO {fmt(grpo_exact)}"
+    )
     gap_noisy, gap_exact = ppo["mean"] - grpo["mean"], ppo_exact["mean"] - grpo_exact["mean"]
     # "better when rewards are noisy": ahead under noise, and not already ahead by as much without it
-    verdict = (HOLDS if noisy == "higher" and (exact != "higher" or gap_noisy > gap_exact + SMALL_EFFECT) else PARTLY if noisy == "higher"
-               else FAILS)
+    verdict = HOLDS if noisy == "higher" and (exact != "higher" or gap_noisy > gap_exact + SMALL_EFFECT) else PARTLY if noisy == "higher" else FAILS
     drops = {"GRPO": grpo_exact["mean"] - grpo["mean"], "PPO": ppo_exact["mean"] - ppo["mean"]}
-    explanation = (f"With noisy rewards PPO ends {worded(noisy, 'above', 'below', 'within noise of')} GRPO (a gap of {gap_noisy:+.3f}, against "
-                   f"{gap_exact:+.3f} with exact rewards). The noise cost GRPO {drops['GRPO']:.3f} and PPO {drops['PPO']:.3f} of late accuracy"
-                   + (": it hurt GRPO's z-scored groups of 8 more than the critic's batch-wide whitening." if verdict == HOLDS else
-                      ": PPO is ahead by about as much with exact rewards, so the noise is not what decides here." if verdict == PARTLY else
-                      ": noise does not favour the critic here; GRPO's group mean averages it over 8 samples of the same prompt."))
+    explanation = (
+        f"With noisy rewards PPO ends {worded(noisy, 'above', 'below', 'within noise of')} GRPO (a gap of {gap_noisy:+.3f}, against "
+        f"{gap_exact:+.3f} with exact rewards). The noise cost GRPO {drops['GRPO']:.3f} and PPO {drops['PPO']:.3f} of late accuracy"
+        + (
+            ": it hurt GRPO's z-scored groups of 8 more than the critic's batch-wide whitening."
+            if verdict == HOLDS
+            else ": PPO is ahead by about as much with exact rewards, so the noise is not what decides here."
+            if verdict == PARTLY
+            else ": noise does not favour the critic here; GRPO's group mean averages it over 8 samples of the same prompt."
+        )
+    )
     return Finding(evidence, verdict, explanation)
 
 
@@ -550,16 +701,23 @@ def std_essential(r: dict) -> Finding:
         z, m = stat(r, name, z_label, ACC), stat(r, name, m_label, ACC)
         directions.append(compare(z, m, SMALL_EFFECT))
         parts.append(f"{name}: zscore {fmt(z)} vs mean {fmt(m)}")
-    big = all(d == "higher" for d in directions) and any(
-        stat(r, n, z, ACC)["mean"] - stat(r, n, m, ACC)["mean"] > 0.05 for n, z, m in pairs)
+    big = all(d == "higher" for d in directions) and any(stat(r, n, z, ACC)["mean"] - stat(r, n, m, ACC)["mean"] > 0.05 for n, z, m in pairs)
     verdict = HOLDS if big else PARTLY if "higher" in directions else FAILS
-    scale_hurts_mean = compare(stat(r, "offset-and-scale", "mean, hard x0.1", "hard_eval_accuracy"),
-                               stat(r, "offset-and-scale", "mean, offset 0", "hard_eval_accuracy"), SMALL_EFFECT) == "lower"
-    explanation = ("Late accuracy without per-prompt scale differences: dividing by σ is " +
-                   ("much better" if big else "better by a little" if verdict == PARTLY else "not better") +
-                   " than centring alone here. Dr. GRPO (Liu et al. 2025) argues for dropping σ to avoid over-weighting too-easy and "
-                   "too-hard prompts (see the difficulty row)."
-                   + (" Where σ does matter here is when prompts' reward scales differ (the scale row)." if scale_hurts_mean else ""))
+    scale_hurts_mean = (
+        compare(
+            stat(r, "offset-and-scale", "mean, hard x0.1", "hard_eval_accuracy"),
+            stat(r, "offset-and-scale", "mean, offset 0", "hard_eval_accuracy"),
+            SMALL_EFFECT,
+        )
+        == "lower"
+    )
+    explanation = (
+        "Late accuracy without per-prompt scale differences: dividing by σ is "
+        + ("much better" if big else "better by a little" if verdict == PARTLY else "not better")
+        + " than centring alone here. Dr. GRPO (Liu et al. 2025) argues for dropping σ to avoid over-weighting too-easy and "
+        "too-hard prompts (see the difficulty row)."
+        + (" Where σ does matter here is when prompts' reward scales differ (the scale row)." if scale_hurts_mean else "")
+    )
     return Finding("; ".join(parts), verdict, explanation)
 
 
@@ -569,13 +727,17 @@ def faster_than_ppo(r: dict) -> Finding:
     speedup = p["mean"] / g["mean"] - 1 if g["mean"] and p["mean"] else None
     evidence = f"responses to reach {TARGET_ACCURACY:.0%}: GRPO {fmt(g)}, PPO (G=1) {fmt(p)}" + (
         f" → GRPO needs {g['mean'] / p['mean'] - 1:+.0%} responses relative to PPO (a difference {'beyond' if compare(g, p) != 'same' else 'within'} noise)"
-        if speedup is not None else "")
+        if speedup is not None
+        else ""
+    )
     verdict = UNTESTED if speedup is None else HOLDS if speedup >= 0.2 else PARTLY if speedup > 0 else FAILS
     ema = stat(r, name, EMA_LABEL, "samples_to_target")
-    explanation = ("Measured at equal responses per step (128), against PPO with a critic trained in full (G=1 x 128 prompts); the control "
-                   f"without a critic on PPO's batch shape needs {fmt(ema)} responses, so the difference comes from the batch shape more than "
-                   "from the critic. 'Converges 30% faster' is the card's anecdote for a 7B model on math, where each response is a long "
-                   "chain of thought, not 3-4 tokens.")
+    explanation = (
+        "Measured at equal responses per step (128), against PPO with a critic trained in full (G=1 x 128 prompts); the control "
+        f"without a critic on PPO's batch shape needs {fmt(ema)} responses, so the difference comes from the batch shape more than "
+        "from the critic. 'Converges 30% faster' is the card's anecdote for a 7B model on math, where each response is a long "
+        "chain of thought, not 3-4 tokens."
+    )
     return Finding(evidence, verdict, explanation)
 
 
@@ -597,9 +759,14 @@ def logarithmic_returns(r: dict) -> Finding:
     clear = compare(acc[16], acc[4], SMALL_EFFECT) == "higher"
     still_gaining = compare(acc[64], acc[16], SMALL_EFFECT) == "higher"
     samples = {G: stat(r, name, f"equal samples, G={G}", ACC) for G in (4, 16, 64)}
-    evidence = ("equal prompts, late accuracy: " + ", ".join(f"G={G} {fmt(acc[G])}" for G in acc)
-                + f"; gain 4→16 {early:+.3f}, 16→64 {late:+.3f} (difference {early - late:+.3f} ± {error:.3f} s.e.); gain per doubling: "
-                + ", ".join(f"{k} {v:+.3f}" for k, v in gains.items()) + "; at equal samples: " + ", ".join(f"G={G} {fmt(samples[G])}" for G in samples))
+    evidence = (
+        "equal prompts, late accuracy: "
+        + ", ".join(f"G={G} {fmt(acc[G])}" for G in acc)
+        + f"; gain 4→16 {early:+.3f}, 16→64 {late:+.3f} (difference {early - late:+.3f} ± {error:.3f} s.e.); gain per doubling: "
+        + ", ".join(f"{k} {v:+.3f}" for k, v in gains.items())
+        + "; at equal samples: "
+        + ", ".join(f"G={G} {fmt(samples[G])}" for G in samples)
+    )
     if clear and still_gaining and constant:
         verdict, shape = HOLDS, "logarithmic: each doubling of G adds about the same accuracy"
     elif clear and not still_gaining:
@@ -608,9 +775,11 @@ def logarithmic_returns(r: dict) -> Finding:
         verdict, shape = PARTLY, "diminishing but still rising: the later doublings add less than the earlier ones"
     else:
         verdict, shape = FAILS, "flat: 4 → 16 does not help beyond noise"
-    explanation = (f"A logarithmic law predicts the same gain at every doubling; saturation predicts the gains die out. Here the shape is {shape}. "
-                   "The card's words mix the two (\"logarithmic ... diminishing beyond 16\"): only the second half is what a saturation shows. "
-                   "Bigger G also means more samples per step; at equal samples the picture is the one in the '≥ 8' row.")
+    explanation = (
+        f"A logarithmic law predicts the same gain at every doubling; saturation predicts the gains die out. Here the shape is {shape}. "
+        'The card\'s words mix the two ("logarithmic ... diminishing beyond 16"): only the second half is what a saturation shows. '
+        "Bigger G also means more samples per step; at equal samples the picture is the one in the '≥ 8' row."
+    )
     return Finding(evidence, verdict, explanation)
 
 
@@ -623,27 +792,32 @@ def two_grpo(r: dict) -> Finding:
     a, b = stat(r, name, f"equal prompts, G={small}", ACC), stat(r, name, f"equal prompts, G={large}", ACC)
     ratio = derived["accuracy_ratio"]
     same_samples = compare(stat(r, name, f"equal samples, G={small}", ACC), stat(r, name, f"equal samples, G={large}", ACC), SMALL_EFFECT)
-    evidence = (f"equal prompts, same steps: G={small} {fmt(a)} vs G={large} {fmt(b)} → {ratio:.1%} of G={large}'s accuracy with "
-                f"{derived['rollout_fraction']:.1%} of the rollouts (gain over the start: {derived['gain_ratio']:.0%} of G={large}'s)")
+    evidence = (
+        f"equal prompts, same steps: G={small} {fmt(a)} vs G={large} {fmt(b)} → {ratio:.1%} of G={large}'s accuracy with "
+        f"{derived['rollout_fraction']:.1%} of the rollouts (gain over the start: {derived['gain_ratio']:.0%} of G={large}'s)"
+    )
     protocol = next((c for c in r[name]["cells"] if c["label"] == TWO_GRPO_PROTOCOL_LABEL), None)
     if protocol is not None:
         train = protocol["config"]["train"]
         baseline = next(c for c in r[name]["cells"] if c["label"] == f"equal prompts, G={large}")["config"]["train"]
         fraction = train["prompts_per_step"] * 2 * train["steps"] / (baseline["prompts_per_step"] * large * baseline["steps"])
-        evidence += (f"; the budget reading ({train['prompts_per_step']} prompts x G=2 for {train['steps']} steps, {fraction:.1%} of "
-                     f"G={large}'s rollouts in all): {fmt(stat(r, name, TWO_GRPO_PROTOCOL_LABEL, ACC))}")
+        evidence += (
+            f"; the budget reading ({train['prompts_per_step']} prompts x G=2 for {train['steps']} steps, {fraction:.1%} of "
+            f"G={large}'s rollouts in all): {fmt(stat(r, name, TWO_GRPO_PROTOCOL_LABEL, ACC))}"
+        )
     verdict = HOLDS if ratio >= 0.95 else PARTLY if ratio >= 0.9 else FAILS
-    explanation = ("2-GRPO (arXiv 2510.00977) reports G=2 reaching 97.6% of G=16 with 12.5% of the rollouts, and reads G=2 GRPO as "
-                   f"contrastive learning between a pair, close to DPO. Here G=2 reaches {ratio:.1%} at the same number of steps; the gain "
-                   f"over the starting accuracy ({r[name]['derived']['initial_eval_accuracy']:.3g}) is the stricter measure. Given the same "
-                   f"samples per step instead, G=2 ends {worded(same_samples, 'above', 'below', 'within noise of')} G={large}. "
-                   "The protocol: the paper compares 2-GRPO with 16-GRPO at 12.5% of the rollouts (2 instead of 16 per prompt) and argues "
-                   "that G=2's larger gradient variance is handled through the batch size (more prompts per batch). Two budgets give 12.5%: "
-                   "the same prompts per step and the same steps (the 'equal prompts' rows, which decide this verdict), or every prompt "
-                   "visited as often with 8x the prompts per batch and 1/8 of the steps (the budget reading above, where the experiment "
-                   "has that cell). Which batch sizes the paper used was not checked against its experimental section here."
-                   + ("" if protocol is None else " On this toy, learning is limited by the number of Adam steps, which the budget "
-                      "reading cuts by 8."))
+    explanation = (
+        "2-GRPO (arXiv 2510.00977) reports G=2 reaching 97.6% of G=16 with 12.5% of the rollouts, and reads G=2 GRPO as "
+        f"contrastive learning between a pair, close to DPO. Here G=2 reaches {ratio:.1%} at the same number of steps; the gain "
+        f"over the starting accuracy ({r[name]['derived']['initial_eval_accuracy']:.3g}) is the stricter measure. Given the same "
+        f"samples per step instead, G=2 ends {worded(same_samples, 'above', 'below', 'within noise of')} G={large}. "
+        "The protocol: the paper compares 2-GRPO with 16-GRPO at 12.5% of the rollouts (2 instead of 16 per prompt) and argues "
+        "that G=2's larger gradient variance is handled through the batch size (more prompts per batch). Two budgets give 12.5%: "
+        "the same prompts per step and the same steps (the 'equal prompts' rows, which decide this verdict), or every prompt "
+        "visited as often with 8x the prompts per batch and 1/8 of the steps (the budget reading above, where the experiment "
+        "has that cell). Which batch sizes the paper used was not checked against its experimental section here."
+        + ("" if protocol is None else " On this toy, learning is limited by the number of Adam steps, which the budget reading cuts by 8.")
+    )
     return Finding(evidence, verdict, explanation)
 
 
@@ -659,16 +833,24 @@ def difficulty_bias(r: dict) -> Finding:
             upweighted.append(policy)
         below_balanced.append(z["mean"] is not None and z["mean"] < 1)
     accs = {(b, s): stat(r, name, f"train with {b}", f"{s}_eval_accuracy") for b in ("zscore", "mean") for s in ("hard", "easy")}
-    parts.append("after training, hard/easy accuracy: " + "; ".join(f"{b} {fmt(accs[(b, 'hard')])} / {fmt(accs[(b, 'easy')])}" for b in ("zscore", "mean")))
+    parts.append(
+        "after training, hard/easy accuracy: " + "; ".join(f"{b} {fmt(accs[(b, 'hard')])} / {fmt(accs[(b, 'easy')])}" for b in ("zscore", "mean"))
+    )
     hard_dir = compare(accs[("zscore", "hard")], accs[("mean", "hard")], SMALL_EFFECT)
     verdict = HOLDS if len(upweighted) == 2 else PARTLY if upweighted else FAILS
     lopsided = "lopsided groups (almost all answers agree: prompts too hard or too easy for the policy, so σ is small)"
-    explanation = ((f"Dividing by σ gives {lopsided} more weight, relative to a balanced group, than mean-centring does"
-                    + (" (though still less than a balanced group's)" if all(below_balanced) else "")
-                    + (", as Dr. GRPO argues." if verdict == HOLDS else f", at the {upweighted[0]} policy only." if upweighted else "")
-                    if upweighted else f"Dividing by σ does not give {lopsided} more weight than mean-centring does here, against Dr. GRPO's argument.")
-                   + " Whether the re-weighting matters depends on the task: after training, hard-problem accuracy with zscore is "
-                   + worded(hard_dir, "higher than", "lower than", "within noise of") + " that with mean.")
+    explanation = (
+        (
+            f"Dividing by σ gives {lopsided} more weight, relative to a balanced group, than mean-centring does"
+            + (" (though still less than a balanced group's)" if all(below_balanced) else "")
+            + (", as Dr. GRPO argues." if verdict == HOLDS else f", at the {upweighted[0]} policy only." if upweighted else "")
+            if upweighted
+            else f"Dividing by σ does not give {lopsided} more weight than mean-centring does here, against Dr. GRPO's argument."
+        )
+        + " Whether the re-weighting matters depends on the task: after training, hard-problem accuracy with zscore is "
+        + worded(hard_dir, "higher than", "lower than", "within noise of")
+        + " that with mean."
+    )
     return Finding("; ".join(parts), verdict, explanation)
 
 
@@ -683,21 +865,31 @@ def dapo_cells(r: dict, variant: str) -> list[tuple[str, dict, dict]]:
     for setting, prefix in DAPO_SETTINGS:
         plain, treated = f"{prefix}, eps=0.0001, add", f"{prefix}, eps=0.0001, add, {variant}"
         if plain in labels and treated in labels:
-            rows.append((setting, {m: stat(r, name, plain, m) for m in (ACC, "frac_reward_zero_std", "samples")},
-                         {m: stat(r, name, treated, m) for m in (ACC, "samples")}))
+            rows.append(
+                (
+                    setting,
+                    {m: stat(r, name, plain, m) for m in (ACC, "frac_reward_zero_std", "samples")},
+                    {m: stat(r, name, treated, m) for m in (ACC, "samples")},
+                )
+            )
     return rows
 
 
 def dapo_filter(r: dict) -> Finding:
     rows = dapo_cells(r, "zero-std filter")
     helped = [compare(treated[ACC], plain[ACC], SMALL_EFFECT) for _, plain, treated in rows]
-    evidence = "; ".join(f"{setting}: zero-std groups {fmt(plain['frac_reward_zero_std'], percent=True)}, late accuracy {fmt(plain[ACC])} "
-                         f"→ dropping them {fmt(treated[ACC])}" for setting, plain, treated in rows)
+    evidence = "; ".join(
+        f"{setting}: zero-std groups {fmt(plain['frac_reward_zero_std'], percent=True)}, late accuracy {fmt(plain[ACC])} "
+        f"→ dropping them {fmt(treated[ACC])}"
+        for setting, plain, treated in rows
+    )
     verdict = HOLDS if "higher" in helped else FAILS
-    explanation = ("This row tests the filter alone: groups whose rewards are all equal are dropped and the batch is NOT refilled, so a "
-                   "step trains on fewer groups. With eps > 0 their z-scored advantage is already 0, so dropping them only changes the "
-                   "loss's normaliser (the other groups weigh more); with a noisy reward model no group is exactly tied, so the filter "
-                   "finds nothing. DAPO itself refills the batch: the next row.")
+    explanation = (
+        "This row tests the filter alone: groups whose rewards are all equal are dropped and the batch is NOT refilled, so a "
+        "step trains on fewer groups. With eps > 0 their z-scored advantage is already 0, so dropping them only changes the "
+        "loss's normaliser (the other groups weigh more); with a noisy reward model no group is exactly tied, so the filter "
+        "finds nothing. DAPO itself refills the batch: the next row."
+    )
     return Finding(evidence, verdict, explanation)
 
 
@@ -710,89 +902,262 @@ def dapo_refill(r: dict) -> Finding:
     for setting, plain, treated in rows:
         helped.append((setting, compare(treated[ACC], plain[ACC], SMALL_EFFECT)))
         cost = treated["samples"]["mean"] / plain["samples"]["mean"] if plain["samples"]["mean"] else float("nan")
-        parts.append(f"{setting}: zero-std groups {fmt(plain['frac_reward_zero_std'], percent=True)}, late accuracy {fmt(plain[ACC])} → "
-                     f"with dynamic sampling {fmt(treated[ACC])}, at {cost:.2f}x the responses sampled")
+        parts.append(
+            f"{setting}: zero-std groups {fmt(plain['frac_reward_zero_std'], percent=True)}, late accuracy {fmt(plain[ACC])} → "
+            f"with dynamic sampling {fmt(treated[ACC])}, at {cost:.2f}x the responses sampled"
+        )
     better = [setting for setting, direction in helped if direction == "higher"]
     worse = [setting for setting, direction in helped if direction == "lower"]
     verdict = HOLDS if better and not worse else PARTLY if better else FAILS
     draws = next(c["config"]["train"].get("dynamic_sampling_batches") for c in r["sigma-to-zero"]["cells"] if c["axes"].get("filter") == "refill")
-    explanation = (f"DAPO's dynamic sampling as DAPO does it: tied groups are replaced by groups from further draws of prompts (at most "
-                   f"{draws} extra draws of a batch's prompts per step), so a step trains on a full batch of groups with a signal whenever "
-                   f"the draws find enough. At the same number of steps ({steps}) it ends "
-                   + (f"higher for {', '.join(better)}" if better else "no higher in any setting")
-                   + (f" and lower for {', '.join(worse)}" if worse else "")
-                   + ". It pays for that in samples (the ratio above): per response sampled it is a different trade. The more groups "
-                   "are tied (a weak policy, or a strong one near the end of training), the more it has to refill.")
+    explanation = (
+        f"DAPO's dynamic sampling as DAPO does it: tied groups are replaced by groups from further draws of prompts (at most "
+        f"{draws} extra draws of a batch's prompts per step), so a step trains on a full batch of groups with a signal whenever "
+        f"the draws find enough. At the same number of steps ({steps}) it ends "
+        + (f"higher for {', '.join(better)}" if better else "no higher in any setting")
+        + (f" and lower for {', '.join(worse)}" if worse else "")
+        + ". It pays for that in samples (the ratio above): per response sampled it is a different trade. The more groups "
+        "are tied (a weak policy, or a strong one near the end of training), the more it has to refill."
+    )
     return Finding("; ".join(parts), verdict, explanation)
 
 
 CLAIMS: list[Claim] = [
-    Claim("offset", "standard answer", "消除奖励偏移：组内均值 μ 能自动减去这个偏移",
-          "Subtracting the group mean removes a global reward-model offset.", ("offset-and-scale",), offset_removed),
-    Claim("scale", "standard answer", "除以 σ … 让不同 prompt 的奖励尺度统一",
-          "Dividing by σ unifies reward scales that differ between prompts.", ("offset-and-scale",), scales_unified),
-    Claim("variance", "standard answer", "降低方差：除以 σ 相当于做了 Z-score 标准化 … 防止训练不稳定",
-          "Dividing by σ (z-scoring) lowers the gradient's variance.", ("variance",), zscore_lowers_variance),
-    Claim("no-params", "standard answer", "无参数、无训练：Critic 需要额外训练一个价值网络（通常和 Policy 同规模）",
-          "The group baseline has no parameters; a critic is a second policy-sized network to train.", ("grpo-vs-ppo",), critic_costs),
-    Claim("g-at-least-8", "trade-off / follow-up 1", "每个 prompt 必须采样足够多的 response（通常 ≥ 8）… 建议采样数至少 4-8",
-          "Each prompt needs enough responses, usually G ≥ 8.", ("group-size",), group_size_needed),
-    Claim("small-g-noisy", "trade-off", "采样数太少（比如 2-4 个）… 优势函数噪声增加，反而可能拖慢收敛",
-          "With G = 2-4 the baseline is noisy and convergence slows.", ("group-size", "variance"), small_groups_noisier),
-    Claim("g4-oscillates", "pitfall 1", "采样数设为 4，结果奖励曲线剧烈震荡 … 将采样数提升到 16",
-          "G = 4 makes the reward curve oscillate; G = 16 fixes it.", ("group-size",), g4_oscillates),
-    Claim("sigma-explodes", "pitfall 2", "σ 趋近于 0，导致优势函数爆炸",
-          "When σ goes to 0 the advantages explode.", ("sigma-to-zero",), sigma_explodes),
-    Claim("epsilon", "pitfall 2", "在 σ 上加一个小的 epsilon（如 1e-8），或使用 max(σ, epsilon)",
-          "A small epsilon (1e-8) added to σ, or max(σ, ε), fixes it.", ("sigma-to-zero",), epsilon_fixes),
-    Claim("dapo-filter", "literature (DAPO)", "—",
-          "Dropping all-equal groups without refilling the batch (the filter half of DAPO's dynamic sampling) helps.", ("sigma-to-zero",),
-          dapo_filter),
-    Claim("dapo-refill", "literature (DAPO)", "—",
-          "DAPO's dynamic sampling (over-sample and refill the batch with groups whose rewards differ) helps.", ("sigma-to-zero",),
-          dapo_refill),
-    Claim("batch-blowup", "pitfall 3", "有效 batch size 膨胀 … 使用梯度累积或分布式采样，避免 OOM",
-          "prompts x G inflates the batch; gradient accumulation bounds memory.", ("batch-blowup",), blowup_and_accumulation),
-    Claim("tradeoff", "trade-off / summary", "采样成本高 … GRPO 的采样开销可能超过训练 Critic 的收益",
-          "When responses are expensive, PPO's critic beats GRPO's extra sampling (a crossover).", ("grpo-vs-ppo",), tradeoff_crossover),
-    Claim("critic-per-response", "trade-off", "Critic 的优势是每个 response 都能得到一个基线，不需要依赖组内采样",
-          "A critic gives every response a baseline without groups (G = 1 works).", ("grpo-vs-ppo",), critic_without_groups),
-    Claim("critic-fits", "standard answer", "Critic … 且容易过拟合或欠拟合",
-          "A critic easily over- or under-fits.", ("critic-fit",), critic_over_under_fits),
-    Claim("noisy-rewards", "summary / common mistake 2", "在采样成本高或奖励方差大的任务中，PPO + Critic 更优",
-          "When rewards are noisy (high reward variance), PPO with a critic does better.", ("grpo-vs-ppo",), critic_wins_on_noisy_rewards),
-    Claim("g2-usable", "follow-up 1", "采样数 2 … 能用但效果差 … 优势函数几乎被噪声主导",
-          "G = 2 works, but poorly.", ("small-group-remedies",), g2_usable_but_poor),
-    Claim("g2-ema", "follow-up 1 (remedy 1)", "引入全局基线 … 类似 EMA",
-          "For G = 2, a global EMA baseline helps.", ("small-group-remedies",), remedy("G=2 + EMA baseline", "an EMA baseline")),
-    Claim("g2-kl", "follow-up 1 (remedy 2)", "使用 KL 惩罚项作为正则化",
-          "For G = 2, a KL penalty helps.", ("small-group-remedies",), remedy("G=2 + KL 0.04", "KL 0.04")),
-    Claim("g2-lr", "follow-up 1 (remedy 3)", "降低学习率，让模型对噪声更鲁棒",
-          "For G = 2, a lower learning rate helps.", ("small-group-remedies",), remedy("G=2 + lr 3e-5", "lr 3e-5 (from 1e-4)")),
-    Claim("stability", "follow-up 2", "GRPO 在采样数足够时更稳定 … 采样数不足时，GRPO 的噪声比 Critic 的偏差更致命",
-          "With enough samples GRPO is at least as stable as PPO; with few, PPO is better.", ("grpo-vs-ppo", "small-group-remedies"), grpo_stability),
-    Claim("group-in-ppo", "follow-up 3", "在 PPO 里用组内基线 … 意义不大 … 得不偿失",
-          "Replacing PPO's critic by the group baseline gains little and loses GAE.", ("grpo-vs-ppo",), group_baseline_in_ppo),
-    Claim("not-no-value", "common mistake 1", "不是'不需要价值函数'，而是用另一种方式估计基线",
-          "GRPO still estimates a baseline (a value), just from samples: the group mean is a Monte-Carlo V(prompt).", ("critic-fit",),
-          group_mean_is_a_value),
-    Claim("no-free-lunch", "common mistake 2", "没有绝对的好坏，只有 trade-off",
-          "Neither GRPO nor PPO is better on every measure.", ("grpo-vs-ppo",), no_free_lunch),
-    Claim("std-essential", "common mistake 3", "只用均值相当于只做中心化，不做缩放，效果差很多",
-          "Mean-only (no σ) works much worse.", ("offset-and-scale", "difficulty-bias"), std_essential),
-    Claim("difficulty", "literature (Dr. GRPO)", "—",
-          "Dividing by σ over-weights too-easy and too-hard prompts.", ("difficulty-bias",), difficulty_bias),
-    Claim("faster-30", "resume line", "GRPO 在数学任务上收敛快 30%",
-          "GRPO converges ~30% faster than PPO on math.", ("grpo-vs-ppo",), faster_than_ppo),
-    Claim("log-returns", "resume line", "采样数对性能的影响呈对数关系，从 4 到 16 提升明显，再往上边际递减",
-          "Gains from G are logarithmic: 4 → 16 helps clearly, beyond that diminishing.", ("group-size",), logarithmic_returns),
-    Claim("two-grpo", "literature (2-GRPO)", "—",
-          "G = 2 reaches ~97.6% of G = 16 with 12.5% of the rollouts (arXiv 2510.00977).", ("group-size",), two_grpo),
-    Claim("long-text", "trade-off / summary", "在对话生成或长文本任务中 … PPO + Critic 仍不可替代；PPO 在对话任务上更鲁棒",
-          "For dialogue and long text, PPO with a critic is irreplaceable / more robust.", (), None,
-          "the toy has 3-4 token answers and one exact reward; the cost side is simulated in the trade-off row"),
-    Claim("batchnorm", "resume line", "GRPO 的组内基线就像 batch normalization",
-          "The group baseline is like batch normalisation.", (), None, "an analogy, not a measurable claim"),
+    Claim(
+        "offset",
+        "standard answer",
+        "消除奖励偏移：组内均值 μ 能自动减去这个偏移",
+        "Subtracting the group mean removes a global reward-model offset.",
+        ("offset-and-scale",),
+        offset_removed,
+    ),
+    Claim(
+        "scale",
+        "standard answer",
+        "除以 σ … 让不同 prompt 的奖励尺度统一",
+        "Dividing by σ unifies reward scales that differ between prompts.",
+        ("offset-and-scale",),
+        scales_unified,
+    ),
+    Claim(
+        "variance",
+        "standard answer",
+        "降低方差：除以 σ 相当于做了 Z-score 标准化 … 防止训练不稳定",
+        "Dividing by σ (z-scoring) lowers the gradient's variance.",
+        ("variance",),
+        zscore_lowers_variance,
+    ),
+    Claim(
+        "no-params",
+        "standard answer",
+        "无参数、无训练：Critic 需要额外训练一个价值网络（通常和 Policy 同规模）",
+        "The group baseline has no parameters; a critic is a second policy-sized network to train.",
+        ("grpo-vs-ppo",),
+        critic_costs,
+    ),
+    Claim(
+        "g-at-least-8",
+        "trade-off / follow-up 1",
+        "每个 prompt 必须采样足够多的 response（通常 ≥ 8）… 建议采样数至少 4-8",
+        "Each prompt needs enough responses, usually G ≥ 8.",
+        ("group-size",),
+        group_size_needed,
+    ),
+    Claim(
+        "small-g-noisy",
+        "trade-off",
+        "采样数太少（比如 2-4 个）… 优势函数噪声增加，反而可能拖慢收敛",
+        "With G = 2-4 the baseline is noisy and convergence slows.",
+        ("group-size", "variance"),
+        small_groups_noisier,
+    ),
+    Claim(
+        "g4-oscillates",
+        "pitfall 1",
+        "采样数设为 4，结果奖励曲线剧烈震荡 … 将采样数提升到 16",
+        "G = 4 makes the reward curve oscillate; G = 16 fixes it.",
+        ("group-size",),
+        g4_oscillates,
+    ),
+    Claim(
+        "sigma-explodes", "pitfall 2", "σ 趋近于 0，导致优势函数爆炸", "When σ goes to 0 the advantages explode.", ("sigma-to-zero",), sigma_explodes
+    ),
+    Claim(
+        "epsilon",
+        "pitfall 2",
+        "在 σ 上加一个小的 epsilon（如 1e-8），或使用 max(σ, epsilon)",
+        "A small epsilon (1e-8) added to σ, or max(σ, ε), fixes it.",
+        ("sigma-to-zero",),
+        epsilon_fixes,
+    ),
+    Claim(
+        "dapo-filter",
+        "literature (DAPO)",
+        "—",
+        "Dropping all-equal groups without refilling the batch (the filter half of DAPO's dynamic sampling) helps.",
+        ("sigma-to-zero",),
+        dapo_filter,
+    ),
+    Claim(
+        "dapo-refill",
+        "literature (DAPO)",
+        "—",
+        "DAPO's dynamic sampling (over-sample and refill the batch with groups whose rewards differ) helps.",
+        ("sigma-to-zero",),
+        dapo_refill,
+    ),
+    Claim(
+        "batch-blowup",
+        "pitfall 3",
+        "有效 batch size 膨胀 … 使用梯度累积或分布式采样，避免 OOM",
+        "prompts x G inflates the batch; gradient accumulation bounds memory.",
+        ("batch-blowup",),
+        blowup_and_accumulation,
+    ),
+    Claim(
+        "tradeoff",
+        "trade-off / summary",
+        "采样成本高 … GRPO 的采样开销可能超过训练 Critic 的收益",
+        "When responses are expensive, PPO's critic beats GRPO's extra sampling (a crossover).",
+        ("grpo-vs-ppo",),
+        tradeoff_crossover,
+    ),
+    Claim(
+        "critic-per-response",
+        "trade-off",
+        "Critic 的优势是每个 response 都能得到一个基线，不需要依赖组内采样",
+        "A critic gives every response a baseline without groups (G = 1 works).",
+        ("grpo-vs-ppo",),
+        critic_without_groups,
+    ),
+    Claim(
+        "critic-fits",
+        "standard answer",
+        "Critic … 且容易过拟合或欠拟合",
+        "A critic easily over- or under-fits.",
+        ("critic-fit",),
+        critic_over_under_fits,
+    ),
+    Claim(
+        "noisy-rewards",
+        "summary / common mistake 2",
+        "在采样成本高或奖励方差大的任务中，PPO + Critic 更优",
+        "When rewards are noisy (high reward variance), PPO with a critic does better.",
+        ("grpo-vs-ppo",),
+        critic_wins_on_noisy_rewards,
+    ),
+    Claim(
+        "g2-usable",
+        "follow-up 1",
+        "采样数 2 … 能用但效果差 … 优势函数几乎被噪声主导",
+        "G = 2 works, but poorly.",
+        ("small-group-remedies",),
+        g2_usable_but_poor,
+    ),
+    Claim(
+        "g2-ema",
+        "follow-up 1 (remedy 1)",
+        "引入全局基线 … 类似 EMA",
+        "For G = 2, a global EMA baseline helps.",
+        ("small-group-remedies",),
+        remedy("G=2 + EMA baseline", "an EMA baseline"),
+    ),
+    Claim(
+        "g2-kl",
+        "follow-up 1 (remedy 2)",
+        "使用 KL 惩罚项作为正则化",
+        "For G = 2, a KL penalty helps.",
+        ("small-group-remedies",),
+        remedy("G=2 + KL 0.04", "KL 0.04"),
+    ),
+    Claim(
+        "g2-lr",
+        "follow-up 1 (remedy 3)",
+        "降低学习率，让模型对噪声更鲁棒",
+        "For G = 2, a lower learning rate helps.",
+        ("small-group-remedies",),
+        remedy("G=2 + lr 3e-5", "lr 3e-5 (from 1e-4)"),
+    ),
+    Claim(
+        "stability",
+        "follow-up 2",
+        "GRPO 在采样数足够时更稳定 … 采样数不足时，GRPO 的噪声比 Critic 的偏差更致命",
+        "With enough samples GRPO is at least as stable as PPO; with few, PPO is better.",
+        ("grpo-vs-ppo", "small-group-remedies"),
+        grpo_stability,
+    ),
+    Claim(
+        "group-in-ppo",
+        "follow-up 3",
+        "在 PPO 里用组内基线 … 意义不大 … 得不偿失",
+        "Replacing PPO's critic by the group baseline gains little and loses GAE.",
+        ("grpo-vs-ppo",),
+        group_baseline_in_ppo,
+    ),
+    Claim(
+        "not-no-value",
+        "common mistake 1",
+        "不是'不需要价值函数'，而是用另一种方式估计基线",
+        "GRPO still estimates a baseline (a value), just from samples: the group mean is a Monte-Carlo V(prompt).",
+        ("critic-fit",),
+        group_mean_is_a_value,
+    ),
+    Claim(
+        "no-free-lunch",
+        "common mistake 2",
+        "没有绝对的好坏，只有 trade-off",
+        "Neither GRPO nor PPO is better on every measure.",
+        ("grpo-vs-ppo",),
+        no_free_lunch,
+    ),
+    Claim(
+        "std-essential",
+        "common mistake 3",
+        "只用均值相当于只做中心化，不做缩放，效果差很多",
+        "Mean-only (no σ) works much worse.",
+        ("offset-and-scale", "difficulty-bias"),
+        std_essential,
+    ),
+    Claim(
+        "difficulty", "literature (Dr. GRPO)", "—", "Dividing by σ over-weights too-easy and too-hard prompts.", ("difficulty-bias",), difficulty_bias
+    ),
+    Claim(
+        "faster-30", "resume line", "GRPO 在数学任务上收敛快 30%", "GRPO converges ~30% faster than PPO on math.", ("grpo-vs-ppo",), faster_than_ppo
+    ),
+    Claim(
+        "log-returns",
+        "resume line",
+        "采样数对性能的影响呈对数关系，从 4 到 16 提升明显，再往上边际递减",
+        "Gains from G are logarithmic: 4 → 16 helps clearly, beyond that diminishing.",
+        ("group-size",),
+        logarithmic_returns,
+    ),
+    Claim(
+        "two-grpo",
+        "literature (2-GRPO)",
+        "—",
+        "G = 2 reaches ~97.6% of G = 16 with 12.5% of the rollouts (arXiv 2510.00977).",
+        ("group-size",),
+        two_grpo,
+    ),
+    Claim(
+        "long-text",
+        "trade-off / summary",
+        "在对话生成或长文本任务中 … PPO + Critic 仍不可替代；PPO 在对话任务上更鲁棒",
+        "For dialogue and long text, PPO with a critic is irreplaceable / more robust.",
+        (),
+        None,
+        "the toy has 3-4 token answers and one exact reward; the cost side is simulated in the trade-off row",
+    ),
+    Claim(
+        "batchnorm",
+        "resume line",
+        "GRPO 的组内基线就像 batch normalization",
+        "The group baseline is like batch normalisation.",
+        (),
+        None,
+        "an analogy, not a measurable claim",
+    ),
 ]
 
 
