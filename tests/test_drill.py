@@ -165,7 +165,10 @@ def test_rerun_fast_writes_results_and_claims_to_a_scratch_folder_and_the_drill_
         return {**cached[name], "fast": True, "created": "just now"}
 
     monkeypatch.setattr(runner, "run_experiment", pretend_run)
-    monkeypatch.delenv(RESULTS_DIR_ENV, raising=False)
+    # setenv first so that monkeypatch records the variable's original state and its teardown removes what
+    # rerun_fast sets (delenv of an absent variable records nothing, and the folder would leak into later tests)
+    monkeypatch.setenv(RESULTS_DIR_ENV, "")
+    monkeypatch.delenv(RESULTS_DIR_ENV)
     folder = drill.rerun_fast(["offset-and-scale"], tmp_path / "mine")
     assert (folder / "offset-and-scale.json").is_file() and (folder / "claims.md").is_file()
     assert drill.results_folder() == folder and list(drill.cached_results()) == ["offset-and-scale"]
