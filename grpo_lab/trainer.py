@@ -42,6 +42,7 @@ from .policy import (
     token_logprobs,
 )
 from .probes import gradient_noise, per_group_gradients
+from .rollout import Rollout
 from .task import REWARD_KINDS, ProblemSampler, RewardModel, Task, decode
 
 # moved to losses.py and evaluation.py; still importable from here (older notebooks and user code)
@@ -543,19 +544,19 @@ def train_step(
 
     record["groups_used"] = int(keep_groups.sum())
     index = keep_groups.repeat_interleave(G).to(device).nonzero().squeeze(1)
-    tensors = [None if t is None else t[index] for t in (prompts, answers, mask, old_logprobs, ref_logprobs, token_advantages)]
-    num_sequences = len(index)
+    batch = Rollout(prompts, answers, mask, token_advantages, old_logprobs, ref_logprobs).rows(index)
+    num_sequences = len(batch)
     if num_sequences == 0:  # every group was filtered out: nothing to learn from this batch
         record.update(loss=0.0, grad_norm=0.0, clip_ratio=0.0)
         return record
-    num_tokens = float(tensors[2].sum())
+    num_tokens = float(batch.mask.sum())
 
     if config.probe_every and step % config.probe_every == 0 and num_sequences // G >= 2:
-        record.update(probe_gradient_noise(policy, parameters, tensors, config, G, max_len))
+        record.update(probe_gradient_noise(policy, parameters, batch, config, G, max_len))
 
     for _ in range(config.inner_epochs):
         optimizer.zero_grad(set_to_none=True)
-        total_loss, sums = accumulate_gradients(policy, tensors, config, max_len)
+        total_loss, sums = accumulate_gradients(policy, batch, config, max_len)
         grad_norm = float(torch.nn.utils.clip_grad_norm_(parameters, config.max_grad_norm))
         if not math.isfinite(grad_norm):
             raise NonFiniteError(f"the gradient norm became non-finite (largest |advantage| {record['adv_abs_max']:.3g})")
@@ -584,43 +585,47 @@ def train_step(
     return record
 
 
-def group_gradients(policy, parameters, tensors, config, group_size, max_len) -> torch.Tensor:
-    """Gradient of each group's loss, [num_groups, n_params]; ``tensors`` = (prompts, answers, mask,
-    old_logprobs, ref_logprobs, token_advantages), rows grouped by ``group_size`` (probes.py). A
-    "group" here may be several GRPO groups in a row: a chunk of the batch."""
-    num_groups = len(tensors[0]) // group_size
+def rollout_loss_terms(policy, chunk: Rollout, config: TrainConfig) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
+    """``losses.policy_loss_terms`` of a rollout's rows: the per-token loss [b, La] and its diagnostics."""
+    return policy_loss_terms(policy, chunk.prompts, chunk.answers, chunk.mask, chunk.old_logprobs, chunk.ref_logprobs, chunk.token_advantages, config)
+
+
+def group_gradients(policy, parameters, batch: Rollout, config, group_size, max_len) -> torch.Tensor:
+    """Gradient of each group's loss, [num_groups, n_params]; the batch's rows are grouped by
+    ``group_size`` (probes.py). A "group" here may be several GRPO groups in a row: a chunk of the
+    batch."""
+    num_groups = len(batch) // group_size
 
     def group_loss(group: int) -> torch.Tensor:
-        rows = slice(group * group_size, (group + 1) * group_size)
-        chunk = [None if t is None else t[rows] for t in tensors]
-        per_token, _ = policy_loss_terms(policy, *chunk, config)
+        chunk = batch.rows(slice(group * group_size, (group + 1) * group_size))
+        per_token, _ = rollout_loss_terms(policy, chunk, config)
         # each group normalised on its own, so that the batch loss is the mean of the group losses
-        return aggregate(per_token, chunk[2], config.loss_agg, group_size, float(chunk[2].sum()), max_len)
+        return aggregate(per_token, chunk.mask, config.loss_agg, group_size, float(chunk.mask.sum()), max_len)
 
     return per_group_gradients(parameters, group_loss, num_groups)
 
 
-def accumulate_gradients(policy, tensors, config: TrainConfig, max_len: int) -> tuple[float, dict[str, float]]:
+def accumulate_gradients(policy, batch: Rollout, config: TrainConfig, max_len: int) -> tuple[float, dict[str, float]]:
     """Backpropagate the batch loss into ``.grad``, ``micro_batch_size`` responses at a time.
 
-    tensors: (prompts, answers, mask, old_logprobs, ref_logprobs, token_advantages), each [B, ...]
-    or None. The gradient equals the full-batch one (see ``aggregate``); only peak memory changes.
-    Returns (the batch loss, sums over answer tokens of each diagnostic).
+    batch: the B responses to train on (rollout.py: every tensor [B, ...]). The gradient equals the
+    full-batch one (see ``aggregate``); only peak memory changes. Returns (the batch loss, sums
+    over answer tokens of each diagnostic).
     """
-    num_sequences, mask = len(tensors[0]), tensors[2]
-    num_tokens = float(mask.sum())
+    num_sequences = len(batch)
+    num_tokens = float(batch.mask.sum())
     micro = config.micro_batch_size or num_sequences
     total_loss, sums = 0.0, {}
     for start in range(0, num_sequences, micro):
-        chunk = [None if t is None else t[start : start + micro] for t in tensors]
-        per_token, diagnostics = policy_loss_terms(policy, *chunk, config)
-        loss = aggregate(per_token, chunk[2], config.loss_agg, num_sequences, num_tokens, max_len)
+        chunk = batch.rows(slice(start, start + micro))
+        per_token, diagnostics = rollout_loss_terms(policy, chunk, config)
+        loss = aggregate(per_token, chunk.mask, config.loss_agg, num_sequences, num_tokens, max_len)
         if not torch.isfinite(loss):
-            raise NonFiniteError(f"the loss became non-finite (largest |advantage| {float(chunk[5].abs().max()):.3g}, lr {config.lr})")
+            raise NonFiniteError(f"the loss became non-finite (largest |advantage| {float(chunk.token_advantages.abs().max()):.3g}, lr {config.lr})")
         loss.backward()
         total_loss += float(loss.detach())
         for name, values in diagnostics.items():
-            sums[name] = sums.get(name, 0.0) + float((values * chunk[2]).sum())
+            sums[name] = sums.get(name, 0.0) + float((values * chunk.mask).sum())
     return total_loss, sums
 
 
@@ -630,10 +635,10 @@ def probe_chunks(num_groups: int) -> int:
     return next(k for k in range(min(num_groups, PROBE_CHUNKS), num_groups + 1) if num_groups % k == 0)
 
 
-def probe_gradient_noise(policy, parameters, tensors, config, group_size, max_len) -> dict:
+def probe_gradient_noise(policy, parameters, batch: Rollout, config, group_size, max_len) -> dict:
     """grad_var and grad_snr of this step's gradient from the gradients of ``probe_chunks`` chunks
-    of whole groups (probes.py)."""
-    num_groups = len(tensors[0]) // group_size
+    of whole groups of ``batch`` (probes.py)."""
+    num_groups = len(batch) // group_size
     rows_per_chunk = group_size * (num_groups // probe_chunks(num_groups))
-    noise = gradient_noise(group_gradients(policy, parameters, tensors, config, rows_per_chunk, max_len))
+    noise = gradient_noise(group_gradients(policy, parameters, batch, config, rows_per_chunk, max_len))
     return {"grad_var": noise["grad_var"], "grad_snr": noise["grad_snr"]}

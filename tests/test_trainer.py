@@ -8,6 +8,7 @@ import torch
 
 from grpo_lab import TrainConfig, train
 from grpo_lab.policy import load_reference_policy, sample
+from grpo_lab.rollout import Rollout
 from grpo_lab.task import ProblemSampler, Task
 from grpo_lab.trainer import accumulate_gradients, probe_chunks
 
@@ -128,12 +129,12 @@ def test_gradient_accumulation_gives_the_full_batch_gradient(loss_agg, baseline)
     advantages = torch.randn(24, 1) * mask if baseline == "zscore" else torch.randn(24, 4) * mask
     with torch.no_grad():
         ref_logprobs = torch.log_softmax(torch.randn(24, 4, 16), -1)[..., 0]
-    tensors = (prompts, answers, mask, None, ref_logprobs, advantages)
+    batch = Rollout(prompts, answers, mask, advantages, ref_logprobs=ref_logprobs)
 
     def gradient(micro_batch_size):
         policy.zero_grad(set_to_none=True)
         config.micro_batch_size = micro_batch_size
-        loss, _ = accumulate_gradients(policy, tensors, config, max_len=4)
+        loss, _ = accumulate_gradients(policy, batch, config, max_len=4)
         return loss, torch.cat([p.grad.reshape(-1) for p in policy.parameters()])
 
     full_loss, full = gradient(0)

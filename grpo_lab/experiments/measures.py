@@ -30,6 +30,7 @@ from ..critic import ValueModel, answer_values, gae, update_critic
 from ..evaluation import greedy_correct
 from ..policy import TinyTransformer, load_reference_policy, sample
 from ..probes import cosine_similarity, gradient_noise
+from ..rollout import Rollout
 from ..task import ProblemSampler, RewardModel, Task, decode, eval_batch
 from ..trainer import TrainConfig, group_gradients, train
 
@@ -177,8 +178,8 @@ def batch_group_gradients(policy: TinyTransformer, groups: dict, advantages: tor
     """The GRPO loss's gradient for each group of a sampled batch under the given advantages
     [P, G] (one pass, no KL: the ratio is 1), [P, n_params] (trainer.group_gradients)."""
     mask = groups["mask"]
-    tensors = (groups["prompts"], groups["answers"], mask, None, None, advantages.reshape(-1, 1) * mask)
-    return group_gradients(policy, list(policy.parameters()), tensors, TrainConfig(), group_size, max_len)
+    batch = Rollout(groups["prompts"], groups["answers"], mask, advantages.reshape(-1, 1) * mask)
+    return group_gradients(policy, list(policy.parameters()), batch, TrainConfig(), group_size, max_len)
 
 
 @functools.lru_cache(maxsize=4)
