@@ -347,6 +347,62 @@ def explain_non_finite_advantages(rewards: torch.Tensor, config: TrainConfig) ->
     )
 
 
+@dataclass
+class RunState:
+    """What a run carries from one step to the next (built once by ``start_run``)."""
+
+    task: Task
+    policy: TinyTransformer  # the one being trained
+    reference: TinyTransformer  # frozen: where the policy starts and the KL's anchor
+    parameters: list[torch.Tensor]  # the policy's
+    optimizer: torch.optim.Optimizer
+    reward_model: RewardModel
+    ema: EMABaseline  # the running reward average of baseline='ema'
+    sampling_generator: torch.Generator
+    value_model: ValueModel | None  # the critic (baseline='critic' only)
+    value_optimizer: torch.optim.Optimizer | None
+    critic_shuffle: torch.Generator  # minibatch order of the critic's updates
+    max_len: int  # La, the longest possible answer
+    device: torch.device
+
+
+def start_run(config: TrainConfig) -> tuple[RunState, ProblemSampler]:
+    """A run's state at step 0 (a trainable copy of the reference, its optimiser, the critic if any,
+    the seeded generators) and its stream of problems."""
+    device = resolve_device(config.device)
+    task = Task.parse(config.task)
+    torch.manual_seed(config.seed)
+    reference = load_reference_policy(config.reference, device).eval()
+    for parameter in reference.parameters():
+        parameter.requires_grad_(False)
+    policy = copy.deepcopy(reference).train()
+    for parameter in policy.parameters():
+        parameter.requires_grad_(True)
+    parameters = list(policy.parameters())
+    fused = device.type in ("cpu", "cuda")  # one kernel for all parameters: ~5x cheaper than the loop on a CPU
+    optimizer = torch.optim.Adam(parameters, lr=config.lr, fused=fused)
+    value_model = ValueModel(reference).to(device) if config.baseline == "critic" else None
+    value_optimizer = torch.optim.Adam(value_model.parameters(), lr=config.critic_lr, fused=fused) if value_model else None
+    critic_shuffle = torch.Generator().manual_seed(config.seed + 1)
+    problems = ProblemSampler(task, config.seed)
+    state = RunState(
+        task=task,
+        policy=policy,
+        reference=reference,
+        parameters=parameters,
+        optimizer=optimizer,
+        reward_model=RewardModel.for_config(config, config.seed),
+        ema=EMABaseline(config.ema_decay),
+        sampling_generator=torch.Generator().manual_seed(config.seed),
+        value_model=value_model,
+        value_optimizer=value_optimizer,
+        critic_shuffle=critic_shuffle,
+        max_len=task.max_answer_length,
+        device=device,
+    )
+    return state, problems
+
+
 def train(
     config: TrainConfig,
     on_step: Callable[[dict], None] | None = None,
@@ -363,27 +419,8 @@ def train(
     its tokens' GAE advantages.
     """
     config.validate()
-    device = resolve_device(config.device)
-    task = Task.parse(config.task)
-    torch.manual_seed(config.seed)
-    reference = load_reference_policy(config.reference, device).eval()
-    for parameter in reference.parameters():
-        parameter.requires_grad_(False)
-    policy = copy.deepcopy(reference).train()
-    for parameter in policy.parameters():
-        parameter.requires_grad_(True)
-    parameters = list(policy.parameters())
-    fused = device.type in ("cpu", "cuda")  # one kernel for all parameters: ~5x cheaper than the loop on a CPU
-    optimizer = torch.optim.Adam(parameters, lr=config.lr, fused=fused)
-    value_model = ValueModel(reference).to(device) if config.baseline == "critic" else None
-    value_optimizer = torch.optim.Adam(value_model.parameters(), lr=config.critic_lr, fused=fused) if value_model else None
-    critic_shuffle = torch.Generator().manual_seed(config.seed + 1)  # minibatch order of the critic's updates
-    problems = ProblemSampler(task, config.seed)
-    reward_model = RewardModel.for_config(config, config.seed)
-    ema = EMABaseline(config.ema_decay)
-    sampling_generator = torch.Generator().manual_seed(config.seed)
-    max_len = task.max_answer_length
-    result = TrainResult(config=config, policy=policy)
+    state, problems = start_run(config)
+    result = TrainResult(config=config, policy=state.policy)
     started = time.perf_counter()
 
     def emit(record: dict) -> None:
@@ -392,184 +429,86 @@ def train(
         if on_step is not None:
             on_step(record)
 
-    emit({"step": 0, "samples": 0, "eval_accuracy": greedy_accuracy(policy, task, device)})
+    emit({"step": 0, "samples": 0, "eval_accuracy": greedy_accuracy(state.policy, state.task, state.device)})
     samples = 0
     for step in range(1, config.steps + 1):
         if stop is not None and stop.is_set():
             result.status, result.message = "stopped", f"stopped by the user after {step - 1} of {config.steps} steps"
             break
         try:
-            record = train_step(
-                config,
-                task,
-                policy,
-                reference,
-                value_model,
-                optimizer,
-                value_optimizer,
-                critic_shuffle,
-                problems,
-                reward_model,
-                ema,
-                sampling_generator,
-                parameters,
-                max_len,
-                device,
-                step,
-            )
+            record, batch = train_step(config, state, problems, step)
         except NonFiniteError as error:
             result.status, result.message = "failed", f"stopped at step {step}: {error}"
             break
         samples += record["responses_sampled"]
-        batch = record.pop("batch")  # raw tensors stay out of the history
         if on_batch is not None:
             on_batch({"step": step, **batch})
         record["samples"] = samples
         if (config.eval_every and step % config.eval_every == 0) or step == config.steps:
-            record["eval_accuracy"] = greedy_accuracy(policy, task, device)
+            record["eval_accuracy"] = greedy_accuracy(state.policy, state.task, state.device)
         emit(record)
-    policy.eval()
+    state.policy.eval()
     return result
 
 
-def sample_groups(config, problems, reward_model, policy, sampling_generator, max_len, device) -> dict:
-    """Draw P prompts, sample G answers to each and score them: {"prompts" [P*G, Lp], "answers",
-    "mask" [P*G, max_len], "rewards" [P, G], "correct" [P*G]}; groups are contiguous rows."""
-    P, G = config.prompts_per_step, config.group_size
-    batch = problems.sample(P)
-    prompts = batch.prompts.repeat_interleave(G, dim=0).to(device)
-    answers, mask = sample(policy, prompts, max_len, config.temperature, sampling_generator)
-    flat_rewards, correct = reward_model(
-        [decode(row) for row in answers.cpu().tolist()], [a for a in batch.answers for _ in range(G)], batch.hard.repeat_interleave(G)
-    )
-    return {"prompts": prompts, "answers": answers, "mask": mask, "rewards": flat_rewards.view(P, G), "correct": correct}
-
-
-def dynamic_sampling(config, problems, reward_model, policy, sampling_generator, max_len, device) -> tuple[dict, dict]:
-    """DAPO's dynamic sampling: keep only groups whose rewards differ, and sample further batches of
-    P prompts (at most ``dynamic_sampling_batches`` more) until P such groups are found; the batch
-    is then cut to P groups (fewer if the draws ran out). Returns (the kept groups, as in
-    ``sample_groups``, and every sampled group's rewards, for the statistics of what was sampled)."""
-    P, G = config.prompts_per_step, config.group_size
-    kept, sampled = [], []
-    for _ in range(1 + config.dynamic_sampling_batches):
-        groups = sample_groups(config, problems, reward_model, policy, sampling_generator, max_len, device)
-        sampled.append(groups)
-        spread = ~equal_groups(groups["rewards"])
-        rows = spread.repeat_interleave(G)
-        kept.append({key: value[spread] if key == "rewards" else value[rows] for key, value in groups.items()})
-        if sum(len(k["rewards"]) for k in kept) >= P:
-            break
-    batch = {key: torch.cat([k[key] for k in kept])[: P * (G if key != "rewards" else 1)] for key in kept[0]}
-    return batch, {key: torch.cat([groups[key] for groups in sampled]) for key in ("rewards", "correct")}
-
-
-def train_step(
-    config,
-    task,
-    policy,
-    reference,
-    value_model,
-    optimizer,
-    value_optimizer,
-    critic_shuffle,
-    problems,
-    reward_model,
-    ema,
-    sampling_generator,
-    parameters,
-    max_len,
-    device,
-    step,
-) -> dict:
-    """One GRPO step (see the module docstring); returns its metrics."""
+def train_step(config: TrainConfig, state: RunState, problems: ProblemSampler, step: int) -> tuple[dict, dict]:
+    """One GRPO step (see the module docstring). Returns (its metrics, its raw batch {"rewards" [P, G],
+    "advantages" [P, G]} on the CPU, for ``train``'s ``on_batch``)."""
     G = config.group_size
-    if config.dynamic_sampling_batches:
-        groups, sampled = dynamic_sampling(config, problems, reward_model, policy, sampling_generator, max_len, device)
-    else:
-        groups = sample_groups(config, problems, reward_model, policy, sampling_generator, max_len, device)
-        sampled = groups
-    prompts, rewards = groups["prompts"], groups["rewards"]
+    # 1. sample P prompts x G answers from the current policy and score them
+    groups, sampled = sample_and_score(config, state, problems)
+    record = {"step": step, **sampling_metrics(sampled, G)}
+    rewards = groups["rewards"]
     P = rewards.shape[0]  # the prompts trained on (dynamic sampling may find fewer than prompts_per_step)
-    flat_rewards = rewards.reshape(-1)
     longest = int(groups["mask"].sum(dim=1).max()) if P else 1  # columns after every answer's end carry nothing: drop them
-    answers, mask = groups["answers"][:, :longest], groups["mask"][:, :longest]
-    # reward, accuracy and the share of tied groups describe everything sampled this step
-    record: dict = {
-        "step": step,
-        "reward": float(sampled["rewards"].mean()),
-        "accuracy": float(sampled["correct"].float().mean()),
-        "responses_sampled": sampled["rewards"].numel(),
-    }
-    if G > 1:
-        record["reward_std"] = float(sampled["rewards"].std(dim=1).mean())
-        record["frac_reward_zero_std"] = float(equal_groups(sampled["rewards"]).float().mean())
+    prompts, answers, mask = groups["prompts"], groups["answers"][:, :longest], groups["mask"][:, :longest]
     if P == 0:  # dynamic sampling found no group with a reward spread in any draw: nothing to learn from
-        record.update(
-            adv_abs_max=0.0, groups_used=0, loss=0.0, grad_norm=0.0, clip_ratio=0.0, batch={"rewards": rewards.cpu(), "advantages": rewards.cpu()}
-        )
-        return record
+        record.update(adv_abs_max=0.0, groups_used=0, loss=0.0, grad_norm=0.0, clip_ratio=0.0)
+        return record, {"rewards": rewards.cpu(), "advantages": rewards.cpu()}
 
     with torch.no_grad():
         # with one pass over the batch the sampling policy *is* the current one: the ratio is
         # exactly 1 and old log-probs come free from the loss's own forward (as TRL does)
-        old_logprobs = token_logprobs(policy, prompts, answers) if config.inner_epochs > 1 else None
+        old_logprobs = token_logprobs(state.policy, prompts, answers) if config.inner_epochs > 1 else None
         # the reference is only consulted when the KL term is on (TRL logs kl only when beta > 0)
-        ref_logprobs = token_logprobs(reference, prompts, answers) if config.kl_coef > 0 else None
+        ref_logprobs = token_logprobs(state.reference, prompts, answers) if config.kl_coef > 0 else None
 
-    keep_groups = torch.ones(P, dtype=torch.bool)
-    if config.skip_zero_std_groups and G > 1:  # DAPO's filter: an all-equal group carries no signal
-        keep_groups = ~equal_groups(rewards)
-    if value_model is not None:
+    # 2. advantages: GAE on the critic's values, or each response's reward against its group's
+    keep_groups = ~groups["tied"] if config.skip_zero_std_groups and G > 1 else torch.ones(P, dtype=torch.bool)  # DAPO's filter
+    if state.value_model is not None:
         with torch.no_grad():
-            values = answer_values(value_model, prompts, answers)
-        token_advantages, returns = gae(flat_rewards.to(device), values, mask, 1.0, config.gae_lambda)
+            values = answer_values(state.value_model, prompts, answers)
+        token_advantages, returns = gae(rewards.reshape(-1).to(state.device), values, mask, 1.0, config.gae_lambda)
         token_advantages = whiten(token_advantages, mask)
         # how well the critic predicted this fresh batch, before it trains on it (CleanRL's explained_variance)
         record["explained_variance"] = explained_variance(values, returns, mask)
     else:
-        advantages = compute_advantages(
-            rewards, config.baseline, config.std_eps, config.std_scope, config.std_ddof, config.eps_mode, ema.current(rewards)
-        )
-        if not torch.isfinite(advantages[keep_groups]).all():
-            raise NonFiniteError(explain_non_finite_advantages(rewards, config))
-        advantages = advantages.where(keep_groups[:, None], 0.0)  # dropped groups: 0/0 is fine, unused
-        if config.baseline == "ema":
-            record["ema_baseline"] = ema.current(rewards)
-            ema.update(rewards)
-        token_advantages = advantages.reshape(-1, 1).to(device) * mask  # every token of a response shares its advantage
+        advantages, ema_metrics = group_advantages(config, state.ema, rewards, keep_groups)
+        record.update(ema_metrics)
+        token_advantages = advantages.reshape(-1, 1).to(state.device) * mask  # every token of a response shares its advantage
     record["adv_abs_max"] = float((token_advantages.abs() * mask).max())
     response_advantages = (token_advantages * mask).sum(dim=1) / mask.sum(dim=1).clamp(min=1)
-    record["batch"] = {"rewards": rewards.detach().cpu(), "advantages": response_advantages.detach().cpu().view(P, G)}
+    raw_batch = {"rewards": rewards.detach().cpu(), "advantages": response_advantages.detach().cpu().view(P, G)}
 
+    # 3. the batch trained on: the kept groups' rows
     record["groups_used"] = int(keep_groups.sum())
-    index = keep_groups.repeat_interleave(G).to(device).nonzero().squeeze(1)
+    index = keep_groups.repeat_interleave(G).to(state.device).nonzero().squeeze(1)
     batch = Rollout(prompts, answers, mask, token_advantages, old_logprobs, ref_logprobs).rows(index)
-    num_sequences = len(batch)
-    if num_sequences == 0:  # every group was filtered out: nothing to learn from this batch
+    if len(batch) == 0:  # every group was filtered out: nothing to learn from this batch
         record.update(loss=0.0, grad_norm=0.0, clip_ratio=0.0)
-        return record
-    num_tokens = float(batch.mask.sum())
+        return record, raw_batch
 
-    if config.probe_every and step % config.probe_every == 0 and num_sequences // G >= 2:
-        record.update(probe_gradient_noise(policy, parameters, batch, config, G, max_len))
+    # 4. the gradient's noise (at its interval), then the policy update
+    if config.probe_every and step % config.probe_every == 0 and len(batch) // G >= 2:
+        record.update(probe_gradient_noise(state.policy, state.parameters, batch, config, G, state.max_len))
+    record.update(update_policy(config, state, batch, record["adv_abs_max"]))
 
-    for _ in range(config.inner_epochs):
-        optimizer.zero_grad(set_to_none=True)
-        total_loss, sums = accumulate_gradients(policy, batch, config, max_len)
-        grad_norm = float(torch.nn.utils.clip_grad_norm_(parameters, config.max_grad_norm))
-        if not math.isfinite(grad_norm):
-            raise NonFiniteError(f"the gradient norm became non-finite (largest |advantage| {record['adv_abs_max']:.3g})")
-        optimizer.step()
-    record.update(loss=total_loss, grad_norm=grad_norm, entropy=sums["entropy"] / num_tokens, clip_ratio=sums["clipped"] / num_tokens)
-    if "kl" in sums:
-        record["kl"] = sums["kl"] / num_tokens
-
-    if value_model is not None:
+    # 5. the critic fits this batch's returns
+    if state.value_model is not None:
         record.update(
             update_critic(
-                value_model,
-                value_optimizer,
+                state.value_model,
+                state.value_optimizer,
                 prompts,
                 answers,
                 mask,
@@ -579,10 +518,107 @@ def train_step(
                 config.critic_minibatches,
                 config.value_clip,
                 config.max_grad_norm,
-                critic_shuffle,
+                state.critic_shuffle,
             )
         )
-    return record
+    return record, raw_batch
+
+
+PER_GROUP_KEYS = ("rewards", "tied")  # a sampled batch's entries with one row per group, [P, ...]; the others have one per response
+
+
+def sample_groups(config: TrainConfig, state: RunState, problems: ProblemSampler) -> dict:
+    """Draw P prompts, sample G answers to each and score them: {"prompts" [P*G, Lp], "answers",
+    "mask" [P*G, max_len], "rewards" [P, G], "tied" [P] (all G rewards equal), "correct" [P*G]};
+    groups are contiguous rows."""
+    P, G = config.prompts_per_step, config.group_size
+    batch = problems.sample(P)
+    prompts = batch.prompts.repeat_interleave(G, dim=0).to(state.device)
+    answers, mask = sample(state.policy, prompts, state.max_len, config.temperature, state.sampling_generator)
+    flat_rewards, correct = state.reward_model(
+        [decode(row) for row in answers.cpu().tolist()], [a for a in batch.answers for _ in range(G)], batch.hard.repeat_interleave(G)
+    )
+    rewards = flat_rewards.view(P, G)
+    return {"prompts": prompts, "answers": answers, "mask": mask, "rewards": rewards, "tied": equal_groups(rewards), "correct": correct}
+
+
+def dynamic_sampling(config: TrainConfig, state: RunState, problems: ProblemSampler) -> tuple[dict, dict]:
+    """DAPO's dynamic sampling: keep only groups whose rewards differ, and sample further batches of
+    P prompts (at most ``dynamic_sampling_batches`` more) until P such groups are found; the batch
+    is then cut to P groups (fewer if the draws ran out). Returns (the kept groups, as in
+    ``sample_groups``, and every sampled group's rewards, tied and correct, for the statistics of
+    what was sampled)."""
+    P, G = config.prompts_per_step, config.group_size
+    kept, sampled = [], []
+    for _ in range(1 + config.dynamic_sampling_batches):
+        groups = sample_groups(config, state, problems)
+        sampled.append(groups)
+        spread = ~groups["tied"]
+        rows = spread.repeat_interleave(G)
+        kept.append({key: value[spread] if key in PER_GROUP_KEYS else value[rows] for key, value in groups.items()})
+        if sum(len(k["rewards"]) for k in kept) >= P:
+            break
+    batch = {key: torch.cat([k[key] for k in kept])[: P * (1 if key in PER_GROUP_KEYS else G)] for key in kept[0]}
+    return batch, {key: torch.cat([groups[key] for groups in sampled]) for key in ("rewards", "tied", "correct")}
+
+
+def sample_and_score(config: TrainConfig, state: RunState, problems: ProblemSampler) -> tuple[dict, dict]:
+    """(the groups to train on, everything sampled this step): the same batch of ``sample_groups``
+    twice, or with ``dynamic_sampling_batches`` the groups ``dynamic_sampling`` kept and all it drew."""
+    if config.dynamic_sampling_batches:
+        return dynamic_sampling(config, state, problems)
+    groups = sample_groups(config, state, problems)
+    return groups, groups
+
+
+def sampling_metrics(sampled: dict, group_size: int) -> dict:
+    """reward, accuracy, responses_sampled and, for groups of G > 1, reward_std (the mean group
+    std) and frac_reward_zero_std: they describe everything sampled this step (``sampled`` as in
+    ``sample_groups``: rewards [P', G], tied [P'], correct [P'*G])."""
+    metrics: dict = {
+        "reward": float(sampled["rewards"].mean()),
+        "accuracy": float(sampled["correct"].float().mean()),
+        "responses_sampled": sampled["rewards"].numel(),
+    }
+    if group_size > 1:
+        metrics["reward_std"] = float(sampled["rewards"].std(dim=1).mean())
+        metrics["frac_reward_zero_std"] = float(sampled["tied"].float().mean())
+    return metrics
+
+
+def group_advantages(config: TrainConfig, ema: EMABaseline, rewards: torch.Tensor, keep_groups: torch.Tensor) -> tuple[torch.Tensor, dict]:
+    """Advantages [P, G] of rewards [P, G] under ``config.baseline`` (advantages.py), 0 for the
+    groups not kept (keep_groups [P]), and {"ema_baseline"} for baseline='ema' (whose average then
+    takes in these rewards). Raises NonFiniteError, saying why, if a kept advantage is not finite."""
+    advantages = compute_advantages(
+        rewards, config.baseline, config.std_eps, config.std_scope, config.std_ddof, config.eps_mode, ema.current(rewards)
+    )
+    if not torch.isfinite(advantages[keep_groups]).all():
+        raise NonFiniteError(explain_non_finite_advantages(rewards, config))
+    advantages = advantages.where(keep_groups[:, None], 0.0)  # dropped groups: 0/0 is fine, unused
+    metrics = {}
+    if config.baseline == "ema":
+        metrics["ema_baseline"] = ema.current(rewards)
+        ema.update(rewards)
+    return advantages, metrics
+
+
+def update_policy(config: TrainConfig, state: RunState, batch: Rollout, adv_abs_max: float) -> dict:
+    """``inner_epochs`` optimiser steps on the batch's loss (each after gradient accumulation and
+    norm clipping); returns loss, grad_norm, entropy, clip_ratio (and kl when the KL term is on),
+    the token means of the last pass."""
+    for _ in range(config.inner_epochs):
+        state.optimizer.zero_grad(set_to_none=True)
+        total_loss, sums = accumulate_gradients(state.policy, batch, config, state.max_len)
+        grad_norm = float(torch.nn.utils.clip_grad_norm_(state.parameters, config.max_grad_norm))
+        if not math.isfinite(grad_norm):
+            raise NonFiniteError(f"the gradient norm became non-finite (largest |advantage| {adv_abs_max:.3g})")
+        state.optimizer.step()
+    num_tokens = float(batch.mask.sum())
+    metrics = {"loss": total_loss, "grad_norm": grad_norm, "entropy": sums["entropy"] / num_tokens, "clip_ratio": sums["clipped"] / num_tokens}
+    if "kl" in sums:
+        metrics["kl"] = sums["kl"] / num_tokens
+    return metrics
 
 
 def rollout_loss_terms(policy, chunk: Rollout, config: TrainConfig) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
