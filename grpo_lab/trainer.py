@@ -38,12 +38,11 @@ from .policy import (
     available_devices,
     load_reference_policy,
     resolve_device,
-    sample,
     token_logprobs,
 )
 from .probes import gradient_noise, per_group_gradients
-from .rollout import Rollout
-from .task import REWARD_KINDS, ProblemSampler, RewardModel, Task, decode
+from .rollout import Rollout, rollout
+from .task import REWARD_KINDS, ProblemSampler, RewardModel, Task
 
 # moved to losses.py and evaluation.py; still importable from here (older notebooks and user code)
 __all__ = ["LOSS_AGGREGATIONS", "TrainConfig", "TrainResult", "aggregate", "greedy_accuracy", "greedy_correct", "kl_k3", "policy_loss_terms", "train"]
@@ -524,22 +523,14 @@ def train_step(config: TrainConfig, state: RunState, problems: ProblemSampler, s
     return record, raw_batch
 
 
-PER_GROUP_KEYS = ("rewards", "tied")  # a sampled batch's entries with one row per group, [P, ...]; the others have one per response
+PER_GROUP_KEYS = ("rewards", "correct", "tied", "hard")  # a rollout's entries with one row per group, [P, ...]; the others have one per response
 
 
 def sample_groups(config: TrainConfig, state: RunState, problems: ProblemSampler) -> dict:
-    """Draw P prompts, sample G answers to each and score them: {"prompts" [P*G, Lp], "answers",
-    "mask" [P*G, max_len], "rewards" [P, G], "tied" [P] (all G rewards equal), "correct" [P*G]};
-    groups are contiguous rows."""
+    """Draw P prompts, sample G answers to each from the current policy and score them
+    (``rollout.rollout``: prompts, answers, mask [P*G, ...]; rewards, correct [P, G]; tied, hard [P])."""
     P, G = config.prompts_per_step, config.group_size
-    batch = problems.sample(P)
-    prompts = batch.prompts.repeat_interleave(G, dim=0).to(state.device)
-    answers, mask = sample(state.policy, prompts, state.max_len, config.temperature, state.sampling_generator)
-    flat_rewards, correct = state.reward_model(
-        [decode(row) for row in answers.cpu().tolist()], [a for a in batch.answers for _ in range(G)], batch.hard.repeat_interleave(G)
-    )
-    rewards = flat_rewards.view(P, G)
-    return {"prompts": prompts, "answers": answers, "mask": mask, "rewards": rewards, "tied": equal_groups(rewards), "correct": correct}
+    return rollout(state.policy, problems, state.reward_model, P, G, state.max_len, config.temperature, state.sampling_generator, state.device)
 
 
 def dynamic_sampling(config: TrainConfig, state: RunState, problems: ProblemSampler) -> tuple[dict, dict]:
@@ -574,7 +565,7 @@ def sample_and_score(config: TrainConfig, state: RunState, problems: ProblemSamp
 def sampling_metrics(sampled: dict, group_size: int) -> dict:
     """reward, accuracy, responses_sampled and, for groups of G > 1, reward_std (the mean group
     std) and frac_reward_zero_std: they describe everything sampled this step (``sampled`` as in
-    ``sample_groups``: rewards [P', G], tied [P'], correct [P'*G])."""
+    ``sample_groups``: rewards, correct [P', G], tied [P'])."""
     metrics: dict = {
         "reward": float(sampled["rewards"].mean()),
         "accuracy": float(sampled["correct"].float().mean()),

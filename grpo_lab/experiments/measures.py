@@ -30,7 +30,7 @@ from ..critic import ValueModel, answer_values, gae, update_critic
 from ..evaluation import greedy_correct
 from ..policy import TinyTransformer, load_reference_policy, sample
 from ..probes import cosine_similarity, gradient_noise
-from ..rollout import Rollout
+from ..rollout import Rollout, rollout
 from ..task import ProblemSampler, RewardModel, Task, decode, eval_batch
 from ..trainer import TrainConfig, group_gradients, train
 
@@ -146,34 +146,6 @@ def fixed_policy(name: str, half_trained_steps: int) -> TinyTransformer:
     return train(TrainConfig(steps=half_trained_steps, seed=0, eval_every=0, probe_every=0, device="cpu")).policy
 
 
-def sample_groups(
-    policy: TinyTransformer,
-    task: Task,
-    problems: ProblemSampler,
-    reward_model: RewardModel,
-    prompts_per_batch: int,
-    group_size: int,
-    generator: torch.Generator,
-) -> dict:
-    """Sample G answers for each of P fresh problems and score them, as a training step does.
-    Returns prompts, answers, mask [B, ...] (B = P*G, groups contiguous), rewards and correct [P, G],
-    hard [P]."""
-    batch = problems.sample(prompts_per_batch)
-    prompts = batch.prompts.repeat_interleave(group_size, dim=0)
-    answers, mask = sample(policy, prompts, task.max_answer_length, 1.0, generator)
-    flat_rewards, correct = reward_model(
-        [decode(row) for row in answers], [a for a in batch.answers for _ in range(group_size)], batch.hard.repeat_interleave(group_size)
-    )
-    return {
-        "prompts": prompts,
-        "answers": answers,
-        "mask": mask,
-        "rewards": flat_rewards.view(-1, group_size),
-        "correct": correct.view(-1, group_size),
-        "hard": batch.hard,
-    }
-
-
 def batch_group_gradients(policy: TinyTransformer, groups: dict, advantages: torch.Tensor, group_size: int, max_len: int) -> torch.Tensor:
     """The GRPO loss's gradient for each group of a sampled batch under the given advantages
     [P, G] (one pass, no KL: the ratio is 1), [P, n_params] (trainer.group_gradients)."""
@@ -191,7 +163,7 @@ def reference_gradient(policy_name: str, half_trained_steps: int, prompts: int, 
     policy = fixed_policy(policy_name, half_trained_steps)
     task = Task.parse("2d+")
     generator = torch.Generator().manual_seed(99_991)
-    groups = sample_groups(policy, task, ProblemSampler(task, 99_991), RewardModel(), prompts, group_size, generator)
+    groups = rollout(policy, ProblemSampler(task, 99_991), RewardModel(), prompts, group_size, task.max_answer_length, 1.0, generator)
     advantages = compute_advantages(groups["rewards"], "rloo")
     halves = batch_group_gradients(policy, groups, advantages, prompts * group_size // 2, task.max_answer_length)
     return halves.mean(dim=0), cosine_similarity(halves[0], halves[1])
@@ -225,11 +197,11 @@ def variance_unit(config: dict, seed: int) -> dict:
     generator = torch.Generator().manual_seed(unit_seed)
     ema = EMABaseline(TrainConfig().ema_decay)
     for _ in range(config["ema_warmup"]):  # the trainer's EMA has seen earlier steps: warm it on earlier batches
-        ema.update(sample_groups(policy, task, problems, reward_model, P, G, generator)["rewards"])
+        ema.update(rollout(policy, problems, reward_model, P, G, task.max_answer_length, 1.0, generator)["rewards"])
     gradients: dict[str, list[torch.Tensor]] = {baseline: [] for baseline in config["baselines"]}
     rewards = []
     for _ in range(config["batches"]):
-        groups = sample_groups(policy, task, problems, reward_model, P, G, generator)
+        groups = rollout(policy, problems, reward_model, P, G, task.max_answer_length, 1.0, generator)
         rewards.append(groups["rewards"])
         for baseline in config["baselines"]:
             advantages = compute_advantages(groups["rewards"], baseline, ema_value=ema.current(groups["rewards"]))
@@ -275,7 +247,7 @@ def difficulty_weights_unit(config: dict, seed: int) -> dict:
     generator = torch.Generator().manual_seed(seed + 5000)
     counts, hard, norms = [], [], {baseline: [] for baseline in config["baselines"]}
     for _ in range(config["batches"]):
-        groups = sample_groups(policy, task, problems, reward_model, P, G, generator)
+        groups = rollout(policy, problems, reward_model, P, G, task.max_answer_length, 1.0, generator)
         counts.append(groups["correct"].sum(dim=1).long())
         hard.append(groups["hard"])
         for baseline in config["baselines"]:
@@ -304,7 +276,7 @@ def advantage_noise_share(config: TrainConfig, seed: int, prompts: int = 64) -> 
     policy, task = load_reference_policy(config.reference), Task.parse(config.task)
     reward_model = RewardModel.for_config(config, seed + 77)
     generator = torch.Generator().manual_seed(seed + 77)
-    groups = sample_groups(policy, task, ProblemSampler(task, seed + 77), reward_model, prompts, config.group_size, generator)
+    groups = rollout(policy, ProblemSampler(task, seed + 77), reward_model, prompts, config.group_size, task.max_answer_length, 1.0, generator)
     advantages = compute_advantages(groups["rewards"], config.baseline, config.std_eps, config.std_scope, config.std_ddof, config.eps_mode)
     no_signal = groups["correct"].std(dim=1) == 0
     total = float(advantages.abs().sum())
