@@ -11,7 +11,9 @@ One step (P prompts, G responses each, B = P*G):
    per pass (DeepSeekMath's GRPO objective)
 5. log the metrics (names as TRL's where TRL has one), evaluate and probe at their intervals
 
-``train`` returns a TrainResult; a stopped or failed run returns what it has, with a message.
+``train_step`` is that list in order, on a ``RunState`` (what a run carries between steps); the
+batch it trains on is a ``rollout.Rollout``. ``train`` returns a TrainResult; a stopped or failed run
+returns what it has, with a message.
 """
 
 from __future__ import annotations
