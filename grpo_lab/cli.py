@@ -105,7 +105,7 @@ def destination(path: Path | None, option: str, folder: bool = False) -> Path | 
 def use_lab_threads() -> None:
     """Train with as many torch threads as the lab does (one core fewer than the machine has): with
     every core busy, torch's default team waits on its own threads and a run gets several times slower."""
-    from .lab import default_training_threads
+    from .threads import default_training_threads
 
     torch.set_num_threads(default_training_threads())
 

@@ -23,12 +23,10 @@ from __future__ import annotations
 import html
 import itertools
 import math
-import os
 import threading
 import time
 import traceback
 from collections.abc import Callable
-from contextlib import contextmanager
 from dataclasses import dataclass, field, fields, replace
 
 import ipywidgets as widgets
@@ -39,6 +37,7 @@ from .advantages import EPS_MODES, STD_SCOPES
 from .plots import LiveRunFigure, RunCurves
 from .policy import REFERENCE_NAMES, load_reference_policy
 from .task import REWARD_KINDS
+from .threads import default_training_threads, torch_threads
 from .trainer import TrainConfig, TrainResult, train
 
 # --- 1. controls ----------------------------------------------------------------------------------
@@ -471,25 +470,6 @@ class LabRun:
             self.status = "finished"
         self.elapsed = time.perf_counter() - self.started
         self.version += 1
-
-
-def default_training_threads() -> int:
-    """torch threads for the lab's training: one core fewer than the machine has (at most torch's
-    default), leaving a core to draw the plot and serve the page. On two cores that is one thread:
-    an OpenMP team of two that has to share its cores with the drawing thread spin-waits, and
-    training then runs several times slower (benchmarks/README.md, "Lab")."""
-    return max(1, min(torch.get_num_threads(), (os.cpu_count() or 2) - 1))
-
-
-@contextmanager
-def torch_threads(count: int):
-    """Train with ``count`` torch threads, then restore the number this thread had."""
-    previous = torch.get_num_threads()
-    torch.set_num_threads(count)
-    try:
-        yield
-    finally:
-        torch.set_num_threads(previous)
 
 
 FIRST_FRAME_BEFORE_TRAINING = True  # draw a run's first frame before it trains (False: the ticker draws it)
