@@ -20,11 +20,15 @@ from __future__ import annotations
 
 import copy
 import math
+from typing import TYPE_CHECKING
 
 import torch
 import torch.nn as nn
 
 from .policy import TinyTransformer
+
+if TYPE_CHECKING:  # the trainer imports this module
+    from .trainer import TrainConfig
 
 VALUE_HEAD_INIT_STD = 0.01  # small and random: V starts near 0, and the trunk gets a gradient from the first update
 
@@ -110,18 +114,18 @@ def update_critic(
     mask: torch.Tensor,
     returns: torch.Tensor,
     old_values: torch.Tensor,
-    epochs: int,
-    minibatches: int,
-    value_clip: float,
-    max_grad_norm: float,
+    settings: TrainConfig,
     generator: torch.Generator,
 ) -> dict:
-    """Fit the critic to one batch's returns: ``epochs`` passes, each over ``minibatches`` shuffled
-    minibatches, one optimiser step per minibatch (epochs x minibatches updates in all).
+    """Fit the critic to one batch's returns: ``settings.critic_epochs`` passes, each over
+    ``settings.critic_minibatches`` shuffled minibatches, one optimiser step per minibatch (epochs x
+    minibatches updates in all), with ``settings.value_clip`` and ``settings.max_grad_norm``.
 
     prompts [B, Lp], answers / mask / returns / old_values [B, La]. Returns {"value_loss": mean
     loss of the last pass, "critic_updates": the number of optimiser steps}.
     """
+    epochs, minibatches = settings.critic_epochs, settings.critic_minibatches
+    value_clip, max_grad_norm = settings.value_clip, settings.max_grad_norm
     rows = len(prompts)
     size = math.ceil(rows / minibatches)
     parameters = list(value_model.parameters())

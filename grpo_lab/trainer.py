@@ -515,10 +515,7 @@ def train_step(config: TrainConfig, state: RunState, problems: ProblemSampler, s
                 mask,
                 returns,
                 values,
-                config.critic_epochs,
-                config.critic_minibatches,
-                config.value_clip,
-                config.max_grad_norm,
+                config,
                 state.critic_shuffle,
             )
         )

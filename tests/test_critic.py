@@ -85,10 +85,7 @@ def test_every_critic_parameter_gets_a_gradient_and_changes_after_an_update():
         mask,
         returns,
         old_values,
-        epochs=1,
-        minibatches=1,
-        value_clip=0.0,
-        max_grad_norm=1.0,
+        TrainConfig(baseline="critic", group_size=1, critic_epochs=1, critic_minibatches=1, value_clip=0.0, max_grad_norm=1.0),
         generator=torch.Generator().manual_seed(0),
     )
     assert out["critic_updates"] == 1
@@ -113,10 +110,7 @@ def test_update_critic_runs_epochs_times_minibatches_steps():
         mask,
         returns,
         old_values,
-        epochs=3,
-        minibatches=4,
-        value_clip=0.2,
-        max_grad_norm=1.0,
+        TrainConfig(baseline="critic", group_size=1, critic_epochs=3, critic_minibatches=4, value_clip=0.2, max_grad_norm=1.0),
         generator=torch.Generator().manual_seed(0),
     )
     assert out["critic_updates"] == 12 and out["value_loss"] > 0

@@ -460,10 +460,7 @@ def critic_fit_unit(config: dict, seed: int) -> dict:
             mask,
             returns,
             old_values,
-            settings.critic_epochs,
-            settings.critic_minibatches,
-            settings.value_clip,
-            settings.max_grad_norm,
+            settings,
             shuffle,
         )["critic_updates"]
         if batch_number in checkpoints:
