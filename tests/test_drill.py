@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from grpo_lab import drill
+from grpo_lab.course import drill
 from grpo_lab.experiments.claims import CLAIMS, fmt, stat
 
 
@@ -61,8 +61,8 @@ def test_the_chinese_drill_prints_chinese_words_and_the_numbers_of_the_result_fi
 
 # --- the model answers, the timed widget, the follow-ups, the re-run switch ----------------------------------
 
-from grpo_lab import drill_answers  # noqa: E402
-from grpo_lab.timed_answer import TimedAnswer  # noqa: E402
+from grpo_lab.course import drill_answers  # noqa: E402
+from grpo_lab.course.timed_answer import TimedAnswer  # noqa: E402
 
 
 @pytest.mark.parametrize("length", drill_answers.LENGTHS)

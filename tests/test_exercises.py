@@ -8,8 +8,9 @@ from pathlib import Path
 import pytest
 import torch
 
-from grpo_lab import compute_advantages, exercises
-from grpo_lab.widgets import AdvantageCalculator, Question, Quiz, advantage_table, group_diagnosis, parse_rewards
+from grpo_lab import compute_advantages
+from grpo_lab.course import exercises
+from grpo_lab.course.widgets import AdvantageCalculator, Question, Quiz, advantage_table, group_diagnosis, parse_rewards
 
 SOLUTIONS = Path(__file__).resolve().parent.parent / "notebooks" / "solutions"
 

@@ -516,8 +516,7 @@ def test_unreadable_result_files_are_named_and_skipped(tmp_path, capsys, monkeyp
     assert "group-size.json is not a readable result" in capsys.readouterr().err
     assert (tmp_path / "claims.md").is_file()
 
-    from grpo_lab import drill
-    from grpo_lab.course import RESULTS_DIR_ENV
+    from grpo_lab.course import RESULTS_DIR_ENV, drill
 
     monkeypatch.setenv(RESULTS_DIR_ENV, str(tmp_path))
     assert list(drill.cached_results()) == ["variance"]

@@ -13,8 +13,8 @@ import ipywidgets as widgets
 import torch
 from matplotlib.figure import Figure
 
-from .advantages import compute_advantages
-from .plots import figure_png
+from ..advantages import compute_advantages
+from ..plots import figure_png
 
 MAX_CALCULATOR_GROUP = 64
 EPSILON_CHOICES = (

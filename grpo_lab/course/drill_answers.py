@@ -191,7 +191,7 @@ def check_choice(length: str, language: str) -> None:
 
 def spoken_number(number: Number, results: dict) -> str:
     """A number as one says it: the seed mean, rounded ('0.77', '25%', '103k'); '?' when absent."""
-    from .experiments.claims import stat
+    from ..experiments.claims import stat
 
     try:
         mean = stat(results, number.experiment, number.cell, number.metric)["mean"]

@@ -415,8 +415,8 @@ PLAIN_ZH = {
 
 def results_folder():
     """data/results/, or the folder named by GRPO_LAB_RESULTS_DIR."""
-    from .course import RESULTS_DIR_ENV
-    from .experiments.runner import RESULTS_DIR
+    from ..experiments.runner import RESULTS_DIR
+    from .notebook import RESULTS_DIR_ENV
 
     folder = os.environ.get(RESULTS_DIR_ENV)
     return Path(folder) if folder else RESULTS_DIR
@@ -432,7 +432,7 @@ def claims_audit() -> str:
 
 def cached_results() -> dict:
     """Every cached experiment result, by name (data/results/, or the folder in GRPO_LAB_RESULTS_DIR)."""
-    from .experiments.claims import available_results
+    from ..experiments.claims import available_results
 
     return available_results(results_folder())
 
@@ -462,9 +462,9 @@ def rerun_fast(experiments: list[str] | None = None, folder: str | os.PathLike |
     Fast grids have fewer cells and seeds: numbers of cells they lack print as '?' or 'no data'."""
     import tempfile
 
-    from .course import RESULTS_DIR_ENV
-    from .experiments.claims import write_claims
-    from .experiments.runner import check_name, run_experiment, write_result
+    from ..experiments.claims import write_claims
+    from ..experiments.runner import check_name, run_experiment, write_result
+    from .notebook import RESULTS_DIR_ENV
 
     names = list(experiments) if experiments is not None else answer_experiments()
     for name in names:
@@ -480,7 +480,7 @@ def rerun_fast(experiments: list[str] | None = None, folder: str | os.PathLike |
 def findings(keys: list[str] | None = None, results: dict | None = None) -> list[tuple]:
     """(claim, finding) for the claims with these keys (all when None), in the order given, from
     ``results`` (default: the cached results)."""
-    from .experiments.claims import CLAIMS, evaluate_claim
+    from ..experiments.claims import CLAIMS, evaluate_claim
 
     by_key = {claim.key: claim for claim in CLAIMS}
     unknown = [key for key in keys or [] if key not in by_key]
@@ -492,7 +492,7 @@ def findings(keys: list[str] | None = None, results: dict | None = None) -> list
 
 def quoted_number(number: Number, results: dict, language: str = "zh") -> str:
     """'label：mean ± std (n=seeds)', read from the result files; '无数据' ('no data') where the result lacks it."""
-    from .experiments.claims import fmt, stat
+    from ..experiments.claims import fmt, stat
 
     label, colon, missing = (number.english or number.label, ": ", "no data in this result") if language == "en" else (number.label, "：", "无数据")
     try:

@@ -17,8 +17,8 @@ from typing import TypeVar
 import torch
 from matplotlib.figure import Figure
 
-from .files import write_atomically
-from .plots import figure_png
+from ..files import write_atomically
+from ..plots import figure_png
 
 FAST_ENV = "GRPO_LAB_FAST"
 RESULTS_DIR_ENV = "GRPO_LAB_RESULTS_DIR"  # when set, cached experiment results are read from this folder
@@ -96,7 +96,7 @@ def load_or_run(name: str, rerun: bool = False, seeds: int | None = None) -> dic
     """The cached result of experiment ``name`` (data/results/NAME.json, or NAME.json in the folder
     named by GRPO_LAB_RESULTS_DIR, e.g. your own sweeps), or a fresh run of it when ``rerun`` is
     True (in fast mode the fresh run is the experiment's fast slice; ``seeds``: how many)."""
-    from .experiments import load_result, run_experiment
+    from ..experiments import load_result, run_experiment
 
     if rerun:
         return run_experiment(name, seeds=seeds, fast=fast_mode(), progress=True)

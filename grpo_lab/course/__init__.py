@@ -1,0 +1,48 @@
+"""The course around the library: what the notebooks import to teach, and nothing the library needs.
+
+``notebook``        fast mode, the notebook clock, figures and cached results (re-exported here:
+                    ``from grpo_lab.course import start_notebook, pick, show, load_or_run, fmt``)
+``exercises``       the exercises' checkers (PASS / FAIL / NOT ATTEMPTED)
+``widgets``         the advantage calculator and self-check quizzes
+``drill``           the interview drill's evidence and quiz (notebooks 06, English and Chinese)
+``drill_answers``   the drill's model answers, follow-ups and reading list
+``timed_answer``    the drill's "say it aloud" countdown widget
+"""
+
+from .notebook import (
+    FAST_ENV,
+    FIGURE_DIR_ENV,
+    RESULTS_DIR_ENV,
+    THREADS_ENV,
+    NotebookClock,
+    describe_result,
+    fast_mode,
+    fmt,
+    load_or_run,
+    machine_summary,
+    pick,
+    print_table,
+    result_cell,
+    show,
+    start_notebook,
+    stat,
+)
+
+__all__ = [
+    "FAST_ENV",
+    "FIGURE_DIR_ENV",
+    "RESULTS_DIR_ENV",
+    "THREADS_ENV",
+    "NotebookClock",
+    "describe_result",
+    "fast_mode",
+    "fmt",
+    "load_or_run",
+    "machine_summary",
+    "pick",
+    "print_table",
+    "result_cell",
+    "show",
+    "start_notebook",
+    "stat",
+]
