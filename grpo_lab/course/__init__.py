@@ -7,6 +7,8 @@
 ``drill``           the interview drill's evidence and quiz (notebooks 06, English and Chinese)
 ``drill_answers``   the drill's model answers, follow-ups and reading list
 ``timed_answer``    the drill's "say it aloud" countdown widget
+``text_files``      reads the course's text, kept as data in ``text/*.json`` (quiz, claims in Chinese,
+                    model answers, follow-ups, reading list, widget labels)
 """
 
 from .notebook import (

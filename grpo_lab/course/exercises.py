@@ -46,7 +46,7 @@ def format_args(args: Sequence) -> str:
     return ", ".join(format_value(a) for a in args)
 
 
-def format_value(value) -> str:
+def format_value(value: object) -> str:
     if isinstance(value, torch.Tensor):
         return str([round(v, 4) for v in value.tolist()]) if value.ndim == 1 else str(torch.round(value, decimals=4).tolist())
     return repr(value)

@@ -2,7 +2,8 @@
 
 The logic is plain methods (``start``, ``tick``, ``reveal``), so it is tested without a browser and
 without waiting: a test calls ``tick()`` instead of letting a second pass. In a live kernel ``start``
-runs a background thread that calls ``tick`` once a second.
+runs a background thread that calls ``tick`` once a second. Its labels, in English and Chinese, are in
+text/labels.json.
 """
 
 from __future__ import annotations
@@ -12,30 +13,15 @@ import threading
 
 import ipywidgets as widgets
 
-LABELS = {
-    "en": {
-        "start": "Start the clock",
-        "reveal": "Show the answer now",
-        "ready": "Press start, then say your answer aloud.",
-        "left": "{0} s left: keep talking",
-        "done": "Time. Compare with the model answer:",
-        "cues": "Cover these points:",
-    },
-    "zh": {
-        "start": "开始计时",
-        "reveal": "现在显示答案",
-        "ready": "按开始，然后把你的回答说出来。",
-        "left": "还剩 {0} 秒：继续说",
-        "done": "时间到。对照参考答案：",
-        "cues": "要点：",
-    },
-}
+from .text_files import load_text
+
+LABELS: dict[str, dict[str, str]] = load_text("labels.json", lambda text: text["timed_answer"])  # by language; "left" takes the seconds
 
 
 class TimedAnswer(widgets.VBox):
     """cues: what to cover; sentences: the model answer; seconds: the time allowed."""
 
-    def __init__(self, cues: str, sentences: list[str], seconds: int, language: str = "en", tick_seconds: float = 1.0):
+    def __init__(self, cues: str, sentences: list[str], seconds: int, language: str = "en", tick_seconds: float = 1.0) -> None:
         if language not in LABELS:
             raise ValueError(f"language={language!r} is not valid: choose one of {', '.join(LABELS)}")
         if not isinstance(seconds, int) or seconds < 1:

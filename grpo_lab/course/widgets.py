@@ -15,6 +15,7 @@ from matplotlib.figure import Figure
 
 from ..advantages import compute_advantages
 from ..plots import figure_png
+from .text_files import load_text
 
 MAX_CALCULATOR_GROUP = 64
 EPSILON_CHOICES = (
@@ -116,7 +117,7 @@ def table_figure(rewards: list[float], table: dict[str, list[float]]) -> Figure:
 class AdvantageCalculator(widgets.VBox):
     """Edit one group's rewards, pick epsilon and its form, and see every baseline's advantages."""
 
-    def __init__(self, rewards: str = "1, 0, 0, 0, 0, 0, 0, 1", std_eps: float = 1e-4, ema_value: float = 0.5):
+    def __init__(self, rewards: str = "1, 0, 0, 0, 0, 0, 0, 1", std_eps: float = 1e-4, ema_value: float = 0.5) -> None:
         self.rewards_text = widgets.Text(value=rewards, description="rewards", layout=widgets.Layout(width="480px"), continuous_update=False)
         self.std_eps = widgets.Dropdown(options=EPSILON_CHOICES, value=std_eps, description="std_eps")
         self.eps_mode = widgets.ToggleButtons(
@@ -164,7 +165,7 @@ class Question:
 class QuizQuestion(widgets.VBox):
     """One question; choosing an option shows at once whether it is right and why."""
 
-    def __init__(self, question: Question, number: int, labels: dict[str, str]):
+    def __init__(self, question: Question, number: int, labels: dict[str, str]) -> None:
         self.question = question
         self.labels = labels
         self.choices = widgets.RadioButtons(
@@ -201,12 +202,9 @@ class QuizQuestion(widgets.VBox):
 class Quiz(widgets.VBox):
     """Several questions and a running score."""
 
-    LABELS = {
-        "en": {"right": "Right.", "wrong": "Not quite.", "see": "see", "score": "Score"},
-        "zh": {"right": "正确。", "wrong": "不对。", "see": "见", "score": "得分"},
-    }
+    LABELS: dict[str, dict[str, str]] = load_text("labels.json", lambda text: text["quiz"])  # by language (text/labels.json)
 
-    def __init__(self, questions: list[Question], language: str = "en"):
+    def __init__(self, questions: list[Question], language: str = "en") -> None:
         if language not in self.LABELS:
             raise ValueError(f"language={language!r} is not valid: choose one of {', '.join(self.LABELS)}")
         self.labels = self.LABELS[language]

@@ -1,0 +1,62 @@
+"""The course's text is data (grpo_lab/course/text/*.json): every file is read by the course, and a
+missing or broken file is one clear error naming it."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from grpo_lab.course import drill, drill_answers, text_files
+
+
+def test_every_text_file_is_valid_json_that_the_course_reads():
+    names = sorted(path.name for path in text_files.TEXT_DIR.glob("*.json"))
+    assert names == ["answers.json", "claim_notebooks.json", "claims_zh.json", "follow_ups.json", "labels.json", "quiz.json", "reading.json"]
+    for name in names:
+        assert text_files.load_text(name, lambda data: data), name
+
+
+def test_a_missing_file_names_it(tmp_path, monkeypatch):
+    monkeypatch.setattr(text_files, "TEXT_DIR", tmp_path)
+    with pytest.raises(FileNotFoundError, match=r"quiz\.json is missing"):
+        text_files.load_text("quiz.json", list)
+
+
+def test_a_file_that_is_not_json_names_it_and_where(tmp_path, monkeypatch):
+    monkeypatch.setattr(text_files, "TEXT_DIR", tmp_path)
+    (tmp_path / "quiz.json").write_text('[{"source": "01 §2",]', encoding="utf-8")
+    with pytest.raises(ValueError, match=r"quiz\.json is not valid JSON: .*line 1 column"):
+        text_files.load_text("quiz.json", list)
+
+
+def test_a_file_without_a_field_the_course_needs_names_the_file_and_the_field(tmp_path, monkeypatch):
+    quiz = json.loads((text_files.TEXT_DIR / "quiz.json").read_text(encoding="utf-8"))
+    del quiz[2]["zh"]["why"]
+    monkeypatch.setattr(text_files, "TEXT_DIR", tmp_path)
+    (tmp_path / "quiz.json").write_text(json.dumps(quiz, ensure_ascii=False), encoding="utf-8")
+    with pytest.raises(ValueError, match=r"quiz\.json is malformed: missing key 'why'"):
+        text_files.load_text("quiz.json", drill.quiz_from_text)
+
+
+def test_a_quiz_answer_outside_its_options_is_malformed(tmp_path, monkeypatch):
+    quiz = json.loads((text_files.TEXT_DIR / "quiz.json").read_text(encoding="utf-8"))
+    quiz[0]["answer"] = len(quiz[0]["en"]["options"])
+    monkeypatch.setattr(text_files, "TEXT_DIR", tmp_path)
+    (tmp_path / "quiz.json").write_text(json.dumps(quiz, ensure_ascii=False), encoding="utf-8")
+    with pytest.raises(ValueError, match=r"quiz\.json is malformed: question 1 \(en\)"):
+        text_files.load_text("quiz.json", drill.quiz_from_text)
+
+
+def test_an_answer_number_that_no_sentence_quotes_is_malformed():
+    text = json.loads((text_files.TEXT_DIR / "answers.json").read_text(encoding="utf-8"))
+    text["numbers"]["spare"] = dict(text["numbers"]["policy_size"], metric="critic_parameters")
+    with pytest.raises(ValueError, match="numbers that no answer quotes: spare"):
+        drill_answers.answers_from_text(text)
+
+
+def test_the_remedies_share_one_test_with_their_own_cells():
+    for key, cell in (("g2-ema", "G=2 + EMA baseline"), ("g2-kl", "G=2 + KL 0.04"), ("g2-lr", "G=2 + lr 3e-5")):
+        claim = drill.CLAIMS_ZH[key]
+        assert [number.cell for number in claim.numbers] == ["G=2", cell, "G=2", cell], key
+        assert claim.how == drill.CLAIMS_ZH["g2-ema"].how
