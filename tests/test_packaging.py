@@ -158,3 +158,19 @@ def test_a_wheel_installed_without_the_checkout_trains_from_another_directory(tm
     assert run.returncode == 0, run.stderr[-2000:]
     history = json.loads((elsewhere / "run.json").read_text())["history"]
     assert [record["step"] for record in history] == [0, 1, 2] and 0 < history[0]["eval_accuracy"] < 1
+    # the course's text travels too (grpo_lab/course/text/*.json): the drill reads its quiz and answers from the installed copy
+    course = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "from grpo_lab.course import drill, drill_answers; print(drill.__file__); print(len(drill.QUIZ), len(drill_answers.FOLLOW_UPS))",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=elsewhere,
+        env=env,
+    )
+    assert course.returncode == 0, course.stderr[-2000:]
+    drill_file, quiz_size, follow_ups = course.stdout.split()
+    assert drill_file == str(site / "grpo_lab" / "course" / "drill.py") and int(quiz_size) >= 8 and int(follow_ups) >= 6, course.stdout
