@@ -8,7 +8,11 @@ its end:
   the first, 0.15 s debounce);
 - fewer measurements: evaluation and probe every 25 steps (the last step is always evaluated);
 - fewer measurements + drawing: also the run's first frame drawn before it trains, the next ones as
-  soon as there is news, then one every 0.4 s, 0.05 s debounce (the lab's defaults now);
+  soon as there is news, then one every 0.4 s, 0.05 s debounce, training in a thread of the lab's
+  process (``training_process=False``);
+- ... + training process: the same, training in the lab's worker process (grpo_lab/lab/worker.py:
+  drawing and training no longer share one GIL), one torch thread (the lab's defaults now);
+- ... + training process, 2 threads: the worker with two torch threads (both cores of a 2-core machine);
 - no lab: the same training as the lab's default with no dashboard at all (`train` called directly,
   one torch thread), the floor the lab can approach;
 - attention (``--attention``): torch's fused ``scaled_dot_product_attention`` (what policy.py uses)
@@ -37,14 +41,18 @@ import torch
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_lab import PlotWatch, load_average, machine  # noqa: E402
 
-import grpo_lab.lab as lab_module  # noqa: E402
+import grpo_lab.lab.view as view_module  # noqa: E402
 import grpo_lab.policy as policy_module  # noqa: E402
 from grpo_lab import GRPOLab, TrainConfig, train  # noqa: E402
+from grpo_lab.lab import lab_measure_every  # noqa: E402
+from grpo_lab.threads import default_training_threads  # noqa: E402
 
 VARIANTS = {  # name -> (GRPOLab keyword arguments, eager first frames)
-    "before": ({"eval_every": 10, "probe_every": 10, "refresh_interval": 0.25, "debounce": 0.15}, False),
-    "fewer measurements": ({"eval_every": 25, "probe_every": 25, "refresh_interval": 0.25, "debounce": 0.15}, False),
-    "fewer measurements + drawing (now)": ({}, True),
+    "before": ({"eval_every": 10, "probe_every": 10, "refresh_interval": 0.25, "debounce": 0.15, "training_process": False}, False),
+    "fewer measurements": ({"eval_every": 25, "probe_every": 25, "refresh_interval": 0.25, "debounce": 0.15, "training_process": False}, False),
+    "fewer measurements + drawing": ({"training_process": False}, True),
+    "... + training process (now)": ({}, True),
+    "... + training process, 2 threads": ({"training_threads": 2}, True),
 }
 
 
@@ -55,14 +63,14 @@ def lab_run(options: dict, eager: bool) -> dict:
     if eager:  # the lab as it is (also an earlier copy's, with --against)
         return measured_run(options)
     # the ticker as it was: every frame, the first too, drawn by the ticker after a full interval
-    first_frames, first_poll, before = lab_module.FIRST_FRAMES, lab_module.FIRST_FRAME_POLL, lab_module.FIRST_FRAME_BEFORE_TRAINING
-    lab_module.FIRST_FRAMES, lab_module.FIRST_FRAME_POLL = 0, options["refresh_interval"]
-    lab_module.FIRST_FRAME_BEFORE_TRAINING = False
+    first_frames, first_poll, before = view_module.FIRST_FRAMES, view_module.FIRST_FRAME_POLL, view_module.FIRST_FRAME_BEFORE_TRAINING
+    view_module.FIRST_FRAMES, view_module.FIRST_FRAME_POLL = 0, options["refresh_interval"]
+    view_module.FIRST_FRAME_BEFORE_TRAINING = False
     try:
         return measured_run(options)
     finally:
-        lab_module.FIRST_FRAMES, lab_module.FIRST_FRAME_POLL = first_frames, first_poll
-        lab_module.FIRST_FRAME_BEFORE_TRAINING = before
+        view_module.FIRST_FRAMES, view_module.FIRST_FRAME_POLL = first_frames, first_poll
+        view_module.FIRST_FRAME_BEFORE_TRAINING = before
 
 
 def measured_run(options: dict) -> dict:
@@ -89,10 +97,10 @@ def measured_run(options: dict) -> dict:
 def bare_run() -> dict:
     """The lab's default training with no dashboard (one torch thread, as the lab trains on 2 cores)."""
     threads = torch.get_num_threads()
-    torch.set_num_threads(lab_module.default_training_threads())
+    torch.set_num_threads(default_training_threads())
     try:
         started = time.perf_counter()
-        every = lab_module.lab_measure_every(TrainConfig.steps)
+        every = lab_measure_every(TrainConfig.steps)
         result = train(TrainConfig(seed=1, eval_every=every, probe_every=every))  # seed 1: the lab rows' measured run
         return {"end": time.perf_counter() - started, "accuracy": result.final["eval_accuracy"]}
     finally:
@@ -166,7 +174,7 @@ def main() -> None:
         print(f"machine: {machine()}; load average before: {load_average()}")
         against(args.against, args.repeats)
         return
-    print(f"machine: {machine()}; lab trains with {lab_module.default_training_threads()} torch thread(s); load average before: {load_average()}")
+    print(f"machine: {machine()}; lab trains with {default_training_threads()} torch thread(s); load average before: {load_average()}")
     bare_run()  # warm-up: torch's one-time costs, the reference policy and the evaluation set
     rows: dict[str, list[dict]] = {name: [] for name in [*VARIANTS, "no lab"]}
     for _ in range(args.repeats):

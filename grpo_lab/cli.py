@@ -71,7 +71,11 @@ def build_parser() -> argparse.ArgumentParser:
     train_parser = commands.add_parser("train", help="train one policy and write its metrics")
     add_config_flags(train_parser)
     train_parser.add_argument("--out", type=Path, help="write {config, history, final} as JSON here")
-    train_parser.add_argument("--plot", type=Path, help="write the reward / variance / zero-std figure here (PNG)")
+    train_parser.add_argument(
+        "--plot",
+        type=Path,
+        help="write the lab's four panels (reward and accuracy, gradient variance, zero-std groups, advantages) here (.png, .svg or .pdf)",
+    )
     train_parser.add_argument("--quiet", action="store_true", help="no progress bar")
     sweep_parser = commands.add_parser("sweep", help="run a named experiment over seeds; write data/results/NAME.json and .png")
     sweep_parser.add_argument(
@@ -126,7 +130,8 @@ def run_train(args: argparse.Namespace) -> int:
             shown = {"reward": record["reward"], "acc": record.get("eval_accuracy")}
             bar.set_postfix({k: f"{v:.3f}" for k, v in shown.items() if v is not None})
 
-    result = train(config, on_step=on_step)
+    latest: dict = {}  # the last step's raw batch: the advantage histogram of the plot
+    result = train(config, on_step=on_step, on_batch=latest.update)
     bar.close()
     final = result.final
     print(
@@ -138,10 +143,19 @@ def run_train(args: argparse.Namespace) -> int:
     if out:
         write_atomically(out, json_text(result.to_json(), indent=1))
     if plot:
-        from .plots import run_figure, save_figure
+        from .lab.describe import run_label
+        from .live_figure import LiveRunFigure, RunCurves
 
-        label = f"G={config.group_size}, {config.baseline}"
-        save_figure(run_figure([(label, result.history)], title=f"{config.task}: {label}, seed {config.seed}"), plot)
+        figure = LiveRunFigure()  # the lab's four panels
+        advantages = latest.get("advantages")
+        figure.update(
+            [RunCurves(0, f"{run_label(config, [])}, seed {config.seed}", [result.history], "C0")],
+            x_max=config.steps,
+            advantages=advantages,
+            advantages_title=f"Advantages at step {latest['step']} ({advantages.shape[0]} x {advantages.shape[1]} responses)" if latest else "",
+            histogram_color="C0",
+        )
+        figure.save(plot)
     return 0 if result.status != "failed" else 1
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 
@@ -128,30 +129,93 @@ def sample(
     max_new_tokens: int,
     temperature: float = 1.0,
     generator: torch.Generator | None = None,
+    chunk_size: int | None = None,
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """Sample answers for a batch of same-length prompts.
 
     prompts: [B, Lp] -> (answers [B, max_new_tokens] token ids, mask [B, max_new_tokens]).
     ``temperature=0`` decodes greedily. Tokens after a sequence's EOS are set to PAD and masked;
     decoding stops once every sequence has ended. Sampling draws on the CPU generator so a seed
-    gives the same answers on any device.
+    gives the same answers on any device. ``chunk_size``: decode that many rows at a time, so the
+    keys and values held are a chunk's, not the batch's; the answers and the generator's state
+    afterwards are those of the whole batch at once (``sample_in_chunks``).
     """
+    if chunk_size is None or chunk_size >= len(prompts):
+        answers, _ = generate(policy, prompts, max_new_tokens, chooser(temperature, generator))
+    else:
+        answers = sample_in_chunks(policy, prompts, max_new_tokens, temperature, generator, chunk_size)
+    mask = answer_mask(answers)
+    return answers.masked_fill(mask == 0, PAD_ID), mask
+
+
+def draw(logits: torch.Tensor, temperature: float, generator: torch.Generator | None) -> torch.Tensor:
+    """One token per row from softmax(logits / temperature): [B, V] -> [B]."""
+    probs = torch.softmax(logits.float() / temperature, dim=-1).cpu()
+    return torch.multinomial(probs, 1, generator=generator).squeeze(1).to(logits.device)
+
+
+def generate(
+    policy: TinyTransformer, prompts: torch.Tensor, max_new_tokens: int, choose: Callable[[torch.Tensor, int], torch.Tensor]
+) -> tuple[torch.Tensor, int]:
+    """Decode token by token with the shared-prompt cache: ``choose(logits [B, V], index) -> tokens [B]``
+    picks each answer token. Returns (answers [B, max_new_tokens], PAD after the last one decoded;
+    the number of tokens decoded, fewer than max_new_tokens when every row ended early)."""
     logits, caches = run_prompts(policy, prompts)
     answers = torch.full((len(prompts), max_new_tokens), PAD_ID, dtype=torch.long, device=prompts.device)
     ended = torch.zeros(len(prompts), dtype=torch.bool, device=prompts.device)
     for index in range(max_new_tokens):
-        if temperature == 0:
-            next_token = logits.argmax(dim=-1)
-        else:
-            probs = torch.softmax(logits.float() / temperature, dim=-1).cpu()
-            next_token = torch.multinomial(probs, 1, generator=generator).squeeze(1).to(prompts.device)
+        next_token = choose(logits, index)
         answers[:, index] = next_token
         ended |= next_token == EOS_ID
         if index + 1 == max_new_tokens or bool(ended.all()):
             break
         logits = policy(next_token[:, None], caches, start=prompts.shape[1] + index)[:, -1, :]
-    mask = answer_mask(answers)
-    return answers.masked_fill(mask == 0, PAD_ID), mask
+    return answers, index + 1
+
+
+def chooser(temperature: float, generator: torch.Generator | None) -> Callable[[torch.Tensor, int], torch.Tensor]:
+    """How ``generate`` picks a token from logits [B, V]: the argmax (temperature 0), or a draw."""
+    if temperature == 0:
+        return lambda logits, index: logits.argmax(dim=-1)
+    return lambda logits, index: draw(logits, temperature, generator)
+
+
+def sample_in_chunks(
+    policy: TinyTransformer, prompts: torch.Tensor, max_new_tokens: int, temperature: float, generator: torch.Generator | None, chunk_size: int
+) -> torch.Tensor:
+    """``sample``'s answers [B, max_new_tokens], decoded ``chunk_size`` rows at a time, token for token
+    the same as the whole batch at once, and leaving ``generator`` in the same state.
+
+    For one sample per row ``torch.multinomial`` draws q ~ Exp(1) in the probabilities' shape
+    [B, V] and takes argmax(p / q) (the exponential race), once per token. Those draws are made up
+    front for the whole batch (B x max_new_tokens x V numbers, a few MB at most), each chunk reads
+    its rows, and the generator is then set back to where the whole batch's decode would have
+    left it (as many draws as the longest answer has tokens)."""
+    if temperature == 0:  # nothing random: chunks decode as the batch does
+        return torch.cat(
+            [
+                generate(policy, prompts[start : start + chunk_size], max_new_tokens, chooser(0, None))[0]
+                for start in range(0, len(prompts), chunk_size)
+            ]
+        )
+    generator = generator if generator is not None else torch.default_generator
+    states, noise = [generator.get_state()], []
+    for _ in range(max_new_tokens):
+        noise.append(torch.empty(len(prompts), policy.config.vocab_size).exponential_(1, generator=generator))
+        states.append(generator.get_state())
+    pieces, tokens_drawn = [], 0
+    for start in range(0, len(prompts), chunk_size):
+        rows = slice(start, start + chunk_size)
+
+        def race(logits: torch.Tensor, index: int, rows: slice = rows) -> torch.Tensor:
+            probs = torch.softmax(logits.float() / temperature, dim=-1).cpu()
+            return (probs / noise[index][rows]).argmax(dim=-1).to(logits.device)
+
+        piece, drawn = generate(policy, prompts[rows], max_new_tokens, race)
+        pieces.append(piece)
+        tokens_drawn = max(tokens_drawn, drawn)
+    generator.set_state(states[tokens_drawn])
+    return torch.cat(pieces)
 
 
 def token_logprobs(policy: nn.Module, prompts: torch.Tensor, answers: torch.Tensor, with_entropy: bool = False):

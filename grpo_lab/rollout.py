@@ -49,8 +49,10 @@ def rollout(
     temperature: float,
     generator: torch.Generator,
     device: torch.device | str = "cpu",
+    chunk_size: int | None = None,
 ) -> dict:
-    """Draw P problems, sample G answers to each from ``policy`` and score them with ``reward_model``.
+    """Draw P problems, sample G answers to each from ``policy`` and score them with ``reward_model``;
+    ``chunk_size``: decode that many responses at a time (``policy.sample``: the same answers).
 
     Returns {"prompts" [B, Lp], "answers", "mask" [B, max_len] (B = P*G, groups in contiguous rows,
     on ``device``), "rewards" [P, G], "correct" [P, G] (bool), "tied" [P] (all G rewards equal),
@@ -58,7 +60,7 @@ def rollout(
     """
     batch = problems.sample(prompts_per_batch)
     prompts = batch.prompts.repeat_interleave(group_size, dim=0).to(device)
-    answers, mask = sample(policy, prompts, max_len, temperature, generator)
+    answers, mask = sample(policy, prompts, max_len, temperature, generator, chunk_size)
     flat_rewards, correct = reward_model(
         [decode(row) for row in answers.cpu().tolist()],
         [answer for answer in batch.answers for _ in range(group_size)],

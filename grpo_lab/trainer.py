@@ -527,9 +527,12 @@ PER_GROUP_KEYS = ("rewards", "correct", "tied", "hard")  # a rollout's entries w
 
 def sample_groups(config: TrainConfig, state: RunState, problems: ProblemSampler) -> dict:
     """Draw P prompts, sample G answers to each from the current policy and score them
-    (``rollout.rollout``: prompts, answers, mask [P*G, ...]; rewards, correct [P, G]; tied, hard [P])."""
+    (``rollout.rollout``: prompts, answers, mask [P*G, ...]; rewards, correct [P, G]; tied, hard [P]).
+    With gradient accumulation the answers are decoded ``micro_batch_size`` at a time too, so that
+    sampling's memory is bounded as the backward pass's is (the same answers as the whole batch's)."""
     P, G = config.prompts_per_step, config.group_size
-    return rollout(state.policy, problems, state.reward_model, P, G, state.max_len, config.temperature, state.sampling_generator, state.device)
+    chunk = config.micro_batch_size or None
+    return rollout(state.policy, problems, state.reward_model, P, G, state.max_len, config.temperature, state.sampling_generator, state.device, chunk)
 
 
 def dynamic_sampling(config: TrainConfig, state: RunState, problems: ProblemSampler) -> tuple[dict, dict]:

@@ -14,10 +14,10 @@ from dataclasses import replace
 import PIL.Image
 import pytest
 
-import grpo_lab.lab as lab_module
+import grpo_lab.lab.dashboard as dashboard_module
 from grpo_lab import GRPOLab, TrainConfig, train
 from grpo_lab.lab import build_controls, config_from_controls, explain_run, lab_measure_every, run_label, torch_threads
-from grpo_lab.plots import LiveRunFigure, RunCurves
+from grpo_lab.live_figure import LiveRunFigure, RunCurves
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 WAIT_SECONDS = 240  # generous: CI shares two cores with the other tests
@@ -209,8 +209,8 @@ def test_an_error_in_the_code_says_what_failed_not_a_number_hint(make_lab, monke
     def broken_train(config, **_callbacks):
         raise IndexError("index 16 is out of bounds for dimension 0 with size 16")
 
-    monkeypatch.setattr(lab_module, "train", broken_train)
-    lab = make_lab(steps=10)
+    monkeypatch.setattr(dashboard_module, "train", broken_train)
+    lab = make_lab(steps=10, training_process=False)  # the patched train runs in this process
     lab.run_button.click()
     assert lab.wait(WAIT_SECONDS)
     run = lab.current

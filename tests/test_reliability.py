@@ -242,7 +242,7 @@ def test_cli_pins_torch_threads_as_the_lab_does(monkeypatch, tmp_path):
 
     seen = {}
 
-    def fake_train(config, on_step=None):
+    def fake_train(config, on_step=None, on_batch=None):
         seen["threads"] = torch.get_num_threads()
         return TrainResult(config=config, history=[{"step": 0, "eval_accuracy": 0.5}])
 

@@ -1,6 +1,7 @@
 """The toy task, its rewards, the tiny policy's sampling and log-probs, and checkpoint files."""
 
 import re
+from dataclasses import replace
 
 import pytest
 import torch
@@ -28,6 +29,7 @@ from grpo_lab.task import (
     score_answers,
     solve,
 )
+from grpo_lab.trainer import TrainConfig, train
 
 
 def test_task_spec_parsing():
@@ -147,6 +149,25 @@ def test_sampling_stops_when_every_answer_has_ended_and_still_pads_to_length():
     answers, mask = sample(policy, prompts, 10, temperature=0)  # twice the longest 2d+ answer
     assert answers.shape == mask.shape == (16, 10)
     assert mask[:, -1].sum() == 0 and (answers[mask == 0] == PAD_ID).all()
+
+
+@pytest.mark.parametrize(("temperature", "chunk_size"), [(1.0, 64), (1.0, 100), (0.7, 7), (0.0, 48)])
+def test_sampling_in_chunks_gives_the_whole_batchs_answers_and_generator_state(temperature, chunk_size):
+    policy = load_reference_policy("weak")  # answers of different lengths: chunks end at different tokens
+    prompts = ProblemSampler(Task.parse("2d+-"), 4).sample(32).prompts.repeat_interleave(8, dim=0)  # 256 rows
+    whole_generator, chunked_generator = torch.Generator().manual_seed(9), torch.Generator().manual_seed(9)
+    whole = sample(policy, prompts, 5, temperature, whole_generator)
+    chunked = sample(policy, prompts, 5, temperature, chunked_generator, chunk_size=chunk_size)
+    assert torch.equal(whole[0], chunked[0]) and torch.equal(whole[1], chunked[1])
+    assert torch.equal(whole_generator.get_state(), chunked_generator.get_state())  # the next draws agree too
+    assert torch.equal(torch.rand(4, generator=whole_generator), torch.rand(4, generator=chunked_generator))
+
+
+def test_gradient_accumulation_samples_the_same_batches():
+    config = TrainConfig(steps=2, eval_every=0, probe_every=0, group_size=4, prompts_per_step=8)
+    whole, accumulated = train(config), train(replace(config, micro_batch_size=12))
+    for mine, theirs in zip(whole.history[1:], accumulated.history[1:]):
+        assert mine["reward"] == theirs["reward"] and mine["frac_reward_zero_std"] == theirs["frac_reward_zero_std"]
 
 
 def test_token_logprobs_are_normalised_log_probabilities():

@@ -1,0 +1,43 @@
+"""The interactive lab: sliders that re-run GRPO and draw its curves while it trains.
+
+    lab = GRPOLab(steps=60)                 # in a notebook cell: shows the dashboard
+    lab.controls["group_size"].value = 4    # any control, by TrainConfig field name: re-runs
+    lab.run_button.click(); lab.wait(60)    # or press Run, and wait for the run to end
+    lab.runs[-1].history                    # the finished runs, each with its config and history
+
+The package, in the order a run flows through it:
+- controls.py: one widget per knob (CSS class ``grpo-<knob>``), read into a TrainConfig;
+- describe.py: a run's label on the plot and plain-words notes on what happened;
+- runs.py: ``LabRun``, one config trained once per seed, its histories filling while it trains;
+- worker.py: the process that trains (so drawing does not share the GIL with training);
+- view.py: the ticker that redraws while a run trains, the status words and colours;
+- dashboard.py: ``GRPOLab``, which lays them out and wires them together.
+The figure it draws is ``grpo_lab/live_figure.py`` (the CLI's ``train --plot`` draws it too).
+
+Names are imported on first use, so that the training worker (``python -m grpo_lab.lab.worker``)
+does not pull in ipywidgets and matplotlib.
+"""
+
+from __future__ import annotations
+
+import importlib
+
+_HOMES = {  # public name -> the module of this package that holds it
+    **dict.fromkeys(("GRPOLab",), "dashboard"),
+    **dict.fromkeys(("build_controls", "config_from_controls", "seed_configs", "css_class", "RefusesOutOfRange", "EpsilonControl"), "controls"),
+    **dict.fromkeys(("run_label", "explain_run", "format_value"), "describe"),
+    **dict.fromkeys(("LabRun", "lab_measure_every", "warm_up_torch"), "runs"),
+    **dict.fromkeys(("ViewTicker",), "view"),
+    **dict.fromkeys(("TrainingProcess", "TrainingProcessError", "shared_training_process"), "worker"),
+}
+_ELSEWHERE = {"default_training_threads": "grpo_lab.threads", "torch_threads": "grpo_lab.threads"}  # kept here for older imports
+
+__all__ = sorted({*_HOMES, *_ELSEWHERE})
+
+
+def __getattr__(name: str):
+    if name in _HOMES:
+        return getattr(importlib.import_module(f".{_HOMES[name]}", __name__), name)
+    if name in _ELSEWHERE:
+        return getattr(importlib.import_module(_ELSEWHERE[name]), name)
+    raise AttributeError(f"module 'grpo_lab.lab' has no attribute {name!r}")

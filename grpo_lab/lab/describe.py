@@ -1,0 +1,116 @@
+"""A run in words: its label on the plot (``run_label``: what differs from the other runs shown)
+and plain-words notes on what happened (``explain_run``: a failure, groups with no reward spread,
+exploding advantages, amplified noise, a critic's cost, an uncancelled offset)."""
+
+from __future__ import annotations
+
+from dataclasses import fields
+
+from ..trainer import TrainConfig
+
+SHORT_NAMES = {
+    "group_size": "G",
+    "prompts_per_step": "P",
+    "std_eps": "ε",
+    "kl_coef": "beta",
+    "clip_eps": "clip",
+    "reward_offset": "offset",
+    "reward_scale": "scale",
+    "reward_noise": "noise",
+    "reference": "ref",
+    "skip_zero_std_groups": "skip equal",
+    "std_scope": "std over",
+    "eps_mode": "eps mode",
+}
+ZERO_STD_HINT_LEVEL = 0.5  # a hint when at least this fraction of recent groups had no reward spread
+EXPLOSION_HINT_LEVEL = 10.0  # a hint when some |advantage| grew past this
+AMPLIFIED_NOISE_LEVEL = 0.05  # z-score hint: groups whose reward std is below this still get unit-size advantages
+
+
+def format_value(value) -> str:
+    """A knob's value as a label shows it: 1e-4 -> '1e-4', 0.25 -> '0.25', 'weak' -> 'weak'."""
+    if isinstance(value, bool) or not isinstance(value, float):
+        return str(value)
+    if value != 0 and abs(value) < 1e-3:
+        mantissa, exponent = f"{value:.1e}".split("e")
+        return f"{mantissa.rstrip('0').rstrip('.')}e{int(exponent)}"
+    return f"{value:.3g}"
+
+
+LABEL_LEADS = ("group_size", "baseline", "reference", "std_eps")  # always named, in this order
+LABEL_SKIPS = ("device", "eval_every", "probe_every")  # where the curves are measured, not what is trained
+
+
+def run_label(config: TrainConfig, compared: list[TrainConfig], num_seeds: int = 1) -> str:
+    """'G=8, zscore, ref=default, ε=1e-4', plus every other knob that is off its TrainConfig default
+    or differs among the ``compared`` configs (the seed only in the second case)."""
+    defaults = TrainConfig()
+    named = list(LABEL_LEADS)
+    for f in fields(TrainConfig):
+        if f.name in LABEL_LEADS or f.name in LABEL_SKIPS:
+            continue
+        differs = len({getattr(c, f.name) for c in [config, *compared]}) > 1
+        off_default = f.name != "seed" and getattr(config, f.name) != getattr(defaults, f.name)
+        if differs or off_default:
+            named.append(f.name)
+    parts = [f"G={config.group_size}", config.baseline]
+    parts += [f"{SHORT_NAMES.get(name, name)}={format_value(getattr(config, name))}" for name in named[2:]]
+    if num_seeds > 1:
+        parts.append(f"{num_seeds} seeds")
+    return ", ".join(parts)
+
+
+def explain_run(config: TrainConfig, history: list[dict], status: str, message: str = "", crashed: bool = False) -> list[str]:
+    """Plain-words notes on a run (in progress or ended): why it failed (``crashed``: an exception
+    in the code, not a non-finite number), what a high frac_reward_zero_std means, when advantages
+    explode, what a reward offset does without a baseline."""
+    notes = []
+    if status == "failed" and crashed:
+        notes.append(
+            f"The run stopped on an error in the code, not on a number: {message}. That is a bug, not a "
+            "lesson about GRPO; the full traceback is in lab.current.traceback (please report it with "
+            "the settings in the status line)."
+        )
+    elif status == "failed":
+        notes.append(
+            f"Training produced a number that is not finite (NaN or infinity), so the run was stopped rather than plotting garbage. {message}"
+        )
+    recent = [record["frac_reward_zero_std"] for record in history[-10:] if "frac_reward_zero_std" in record]
+    if recent and sum(recent) / len(recent) >= ZERO_STD_HINT_LEVEL:
+        fraction = sum(recent) / len(recent)
+        notes.append(
+            f"{fraction:.0%} of the recent groups gave every answer the same reward (all right or all wrong). "
+            "A group like that has advantage 0 for every answer, so it teaches the policy nothing"
+            + (" (and is skipped)" if config.skip_zero_std_groups else "")
+            + ": learning comes only from the other groups. A larger group, the default reference or "
+            "partial-credit reward gives more groups a spread."
+        )
+    largest = max((record.get("adv_abs_max", 0.0) for record in history), default=0.0)
+    if largest > EXPLOSION_HINT_LEVEL:
+        notes.append(
+            f"The largest |advantage| reached {largest:.3g}: with baseline {config.baseline!r} the size of the "
+            "rewards (their scale and offset) goes straight into the size of the update. Z-scoring divides "
+            "it away; a smaller learning rate or reward scale tames it too."
+        )
+    spread = [record["reward_std"] for record in history[-10:] if "reward_std" in record]
+    if config.baseline == "zscore" and spread and largest > 0.5 and sum(spread) / len(spread) < AMPLIFIED_NOISE_LEVEL:
+        notes.append(
+            f"The rewards within a group differ by only {sum(spread) / len(spread):.2g} on average (their std), "
+            "yet z-scoring scales every group's advantages to about unit size: whatever tiny differences "
+            "there are (reward noise, partial credit) are amplified into a full-size signal. Compare mean only."
+        )
+    if config.baseline == "critic":
+        notes.append(
+            f"PPO's critic is a second network the policy's size, trained {config.critic_epochs * config.critic_minibatches} "
+            f"times a step ({config.critic_epochs} epochs x {config.critic_minibatches} minibatches): a step takes about five "
+            "times as long as GRPO's (data/results/grpo-vs-ppo.json), and on these 3-token answers the critic explains "
+            "little of the reward (notebook 05 §2b)."
+        )
+    if config.baseline == "none" and config.reward_offset != 0:
+        direction = "up" if config.reward_offset > 0 else "down"
+        notes.append(
+            f"With no baseline each answer's advantage is its reward, so the offset {config.reward_offset:g} "
+            f"pushes every sampled answer {direction} alike and only the small differences between answers "
+            "teach. Mean only subtracts the offset away."
+        )
+    return notes

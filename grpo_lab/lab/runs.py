@@ -1,0 +1,115 @@
+"""A run of the lab (``LabRun``: one config trained once per seed, its histories filling while it
+trains), how often a run measures itself (``lab_measure_every``), and torch's one-time costs paid
+ahead of the first run when training happens in the kernel's own process (``warm_up_torch``)."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import torch
+
+from ..policy import load_reference_policy
+from ..trainer import TrainConfig, TrainResult, train
+
+
+@dataclass
+class LabRun:
+    """One press of Run (or one change of a control): the same config trained once per seed.
+
+    configs: one TrainConfig per seed; histories: one list of per-step dicts per seed, filled while
+    it trains; results: the TrainResult of every seed that ended; advantages: the latest step's
+    advantages [P, G]. status: waiting | running | finished | failed | stopped.
+    """
+
+    configs: list[TrainConfig]
+    key: int
+    color: str = "C0"
+    number: int = 0  # 1, 2, ... in the order runs start training (superseded ones get none)
+    histories: list[list[dict]] = field(default_factory=list)
+    results: list[TrainResult] = field(default_factory=list)
+    advantages: torch.Tensor | None = None
+    advantages_step: int = 0
+    status: str = "waiting"
+    message: str = ""
+    stop_reason: str = ""
+    traceback: str = ""  # set when the run crashed on an exception (status 'failed'); empty otherwise
+    repeats: int = 0  # the number of an earlier run with the same configs and seeds (CPU runs repeat exactly)
+    started: float = 0.0
+    elapsed: float = 0.0
+    version: int = 0  # bumped on every new record, so the view knows when to redraw
+    stop_event: threading.Event = field(default_factory=threading.Event, repr=False)
+
+    @property
+    def config(self) -> TrainConfig:
+        return self.configs[0]
+
+    @property
+    def history(self) -> list[dict]:
+        """The first seed's history (step 0 = the reference's evaluation)."""
+        return self.histories[0] if self.histories else []
+
+    @property
+    def num_seeds(self) -> int:
+        return len(self.configs)
+
+    @property
+    def steps_done(self) -> int:
+        return sum(max(len(history) - 1, 0) for history in self.histories)
+
+    def record_step(self, record: dict) -> None:  # train's on_step
+        self.histories[-1].append(record)
+        self.version += 1
+
+    def record_batch(self, batch: dict) -> None:  # train's on_batch
+        self.advantages, self.advantages_step = batch["advantages"], batch["step"]
+
+    def cancel(self, reason: str) -> None:
+        self.stop_reason = self.stop_reason or reason
+        self.stop_event.set()
+
+    def train_all_seeds(self, train_one: Callable[..., TrainResult] = train) -> None:
+        """Train every seed in turn with ``train_one`` (``trainer.train`` in the calling thread, or a
+        worker process's ``train``: same signature, same numbers); stop at the first seed that does
+        not finish."""
+        self.status, self.started = "running", time.perf_counter()
+        for config in self.configs:
+            self.histories.append([])
+            result = train_one(config, on_step=self.record_step, stop=self.stop_event, on_batch=self.record_batch)
+            self.results.append(result)
+            if result.status != "finished":
+                self.status, self.message = result.status, result.message
+                break
+        else:
+            self.status = "finished"
+        self.elapsed = time.perf_counter() - self.started
+        self.version += 1
+
+
+def lab_measure_every(steps: int) -> int:
+    """Steps between the lab's evaluations and gradient-noise probes: about six per run, at least
+    every 10 steps (25 for the default 150). The last step is always evaluated. Every 10, as the
+    notebooks measure, cost the default run about 1.3x its time (benchmarks/README.md, "Lab speed")."""
+    return max(10, 5 * round(steps / 30))
+
+
+_warm_up_lock = threading.Lock()
+_warmed_up = False
+
+
+def warm_up_torch() -> None:
+    """Pay torch's one-time costs in a background thread, once per process: the first optimiser
+    construction imports torch._dynamo (seconds), so the first run can plot within a second."""
+    global _warmed_up
+    with _warm_up_lock:
+        if _warmed_up:
+            return
+        _warmed_up = True
+
+    def warm() -> None:
+        torch.optim.Adam([torch.zeros(1, requires_grad=True)])
+        load_reference_policy("default")
+
+    threading.Thread(target=warm, name="grpo-lab-warmup", daemon=True).start()

@@ -1,0 +1,50 @@
+"""When the lab redraws (``ViewTicker``, a thread of its own) and the words and colours of its status
+line, progress bar and hints."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+
+FIRST_FRAME_BEFORE_TRAINING = True  # draw a run's first frame before it trains (False: the ticker draws it)
+FIRST_FRAMES = 3  # the first frames of a run come as soon as there is news, the rest every ``interval``
+FIRST_FRAME_POLL = 0.02  # seconds between looks for news before those first frames are drawn
+
+
+class ViewTicker:
+    """Calls ``refresh`` in its own thread while ``changed()`` says there is something new: the
+    first FIRST_FRAMES frames as soon as there is news (the step-0 evaluation, the first steps), then
+    every ``interval`` seconds, and never sooner than 1.5x the last refresh took. Drawing holds the
+    GIL that training's Python needs, so fewer frames make a faster run."""
+
+    def __init__(self, refresh: Callable[[], float], changed: Callable[[], bool], interval: float, name: str):
+        self.refresh, self.changed, self.interval = refresh, changed, interval
+        self._done = threading.Event()
+        self._thread = threading.Thread(target=self._loop, name=name, daemon=True)
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._done.set()
+        self._thread.join()
+
+    def _loop(self) -> None:
+        frames, pause = 0, FIRST_FRAME_POLL
+        while not self._done.wait(pause):
+            if self.changed():
+                seconds = self.refresh()
+                frames += 1
+                pause = max(self.interval if frames >= FIRST_FRAMES else FIRST_FRAME_POLL, 1.5 * seconds)
+
+
+STATUS_WORDS = {"waiting": "Starting", "running": "Running", "finished": "Finished", "failed": "Failed", "stopped": "Stopped"}
+COLORS = tuple(f"C{index}" for index in range(10))  # matplotlib's default colour cycle
+# an "i" in a circle drawn with CSS: the ⓘ character (U+24D8) is missing from many machines' fonts
+NOTE_MARK = (
+    "<span style='display:inline-block;width:1.15em;height:1.15em;line-height:1.15em;border:1.5px solid currentColor;"
+    "border-radius:50%;text-align:center;font-weight:bold;font-style:normal;font-size:0.85em'>i</span>"
+)
+
+
+BAR_STYLES = {"waiting": "info", "running": "info", "finished": "success", "failed": "danger", "stopped": "warning"}
