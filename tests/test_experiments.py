@@ -24,7 +24,8 @@ from grpo_lab.experiments import (
     summarize,
     write_result,
 )
-from grpo_lab.experiments.claims import UNTESTED, fmt, stat
+from grpo_lab.experiments.claims import UNTESTED, stat
+from grpo_lab.experiments.stats import format_mean_std
 
 
 @pytest.fixture(scope="module")
@@ -78,8 +79,8 @@ def test_numbers_quoted_in_claims_md_match_the_json(cached):
     ]
     for name, label, metric in quoted:
         summary = next(c for c in cached[name]["cells"] if c["label"] == label)["summary"][metric]
-        assert fmt(summary) in text, f"{name} / {label} / {metric}: {fmt(summary)} not quoted in claims.md"
-    assert fmt(stat(cached, "group-size", "equal samples, G=2", "late_eval_accuracy")) in text
+        assert format_mean_std(summary) in text, f"{name} / {label} / {metric}: {format_mean_std(summary)} not quoted in claims.md"
+    assert format_mean_std(stat(cached, "group-size", "equal samples, G=2", "late_eval_accuracy")) in text
 
 
 def test_every_testable_claim_gets_a_verdict_from_the_full_results(cached):
