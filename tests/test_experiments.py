@@ -163,6 +163,19 @@ def test_summarize_counts_only_seeds_with_a_value():
     assert summary["b"] == {"mean": 2.0, "std": 0.0, "n": 1}
 
 
+def test_one_mean_std_formatter_gives_claims_md_form_and_the_course_form():
+    five = {"mean": 0.75234, "std": 0.01234, "n": 5}
+    one = summarize([{"metrics": {"a": 0.5}}])["a"]
+    absent = summarize([{"metrics": {"a": None}}])["a"]
+    assert format_mean_std(five) == "0.752 ± 0.012 (n=5)"  # claims.md: significant digits
+    assert format_mean_std({"mean": 1536.4, "std": 12.6, "n": 3}) == "1536 ± 13 (n=3)"  # a count
+    assert format_mean_std(five, percent=True) == "75.2% ± 1.2 (n=5)"
+    assert format_mean_std(one) == "0.5 ± 0 (n=1)" and format_mean_std(absent) == "n/a (no seed)"
+    assert format_mean_std(five, prose=True) == "0.752 ± 0.012 (5 seeds)"  # the course: decimals, seeds in words
+    assert format_mean_std(five, 1, prose=True) == "0.8 ± 0.0 (5 seeds)"
+    assert format_mean_std(one, prose=True) == "0.500 (1 seed)" and format_mean_std(absent, prose=True) == "n/a"
+
+
 def test_check_result_rejects_a_broken_result(cached):
     broken = json.loads(json.dumps(cached["batch-blowup"]))
     broken["cells"][0]["per_seed"].pop()
