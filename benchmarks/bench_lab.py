@@ -35,8 +35,8 @@ def load_average() -> str:
     return " ".join(f"{value:.1f}" for value in os.getloadavg())
 
 
-def resident_mb(pid: int | str = "self") -> float:
-    for line in open(f"/proc/{pid}/status"):
+def resident_mb() -> float:
+    for line in open("/proc/self/status"):
         if line.startswith("VmRSS:"):
             return int(line.split()[1]) / 1024
     return float("nan")
@@ -107,9 +107,7 @@ def first_run_in_fresh_process(warm_up: bool) -> dict:
 
     if not warm_up:
         runs_module._warmed_up = True  # pretend it happened: the first run pays torch's one-time costs itself
-    # warm: the lab as it is (its worker process imports torch and builds an optimiser before the first
-    # run); cold: training in the kernel's own process with no warm-up
-    lab = GRPOLab(steps=FIRST_RUN_STEPS) if warm_up else GRPOLab(steps=FIRST_RUN_STEPS, training_process=False)
+    lab = GRPOLab(steps=FIRST_RUN_STEPS)
     constructed = time.perf_counter() - started
     time.sleep(FIRST_RUN_THINK_SECONDS)
     watch = PlotWatch(lab)
@@ -124,25 +122,21 @@ def fresh(warm_up: bool) -> dict:
 
 
 def memory_over_reruns(reruns: int, every: int = 10) -> dict:
-    """Resident memory (this process, the lab's kernel, and its training process) after warm-up and
-    then every ``every`` re-runs (10 steps each): the allocator makes single readings jump by tens
-    of MB, the series shows whether memory grows."""
+    """Resident memory after warm-up and then every ``every`` re-runs (10 steps each): the
+    allocator makes single readings jump by tens of MB, the series shows whether memory grows."""
     from grpo_lab import GRPOLab
-    from grpo_lab.lab import shared_training_process
 
     lab = GRPOLab(steps=10, eval_every=5, probe_every=5)
     for index in range(5):  # warm: allocator, figure artists, the run list filled to max_runs
         lab.controls["group_size"].value = (4, 8)[index % 2]
         lab.wait()
-    worker = shared_training_process().pid
-    series, worker_series = [resident_mb()], [resident_mb(worker)]
+    series = [resident_mb()]
     for index in range(reruns):
         lab.controls["group_size"].value = (2, 4, 8, 16)[index % 4]
         lab.wait()
         if (index + 1) % every == 0:
             series.append(resident_mb())
-            worker_series.append(resident_mb(worker))
-    return {"series_mb": series, "worker_series_mb": worker_series, "reruns": reruns, "every": every}
+    return {"series_mb": series, "reruns": reruns, "every": every}
 
 
 def training_threads_comparison(steps: int = 40) -> dict[int, float]:
@@ -215,21 +209,17 @@ def main() -> None:
         f"{median('cancelled', cancels):.2f} s, {max(c['cancelled'] for c in cancels):.2f} s |"
     )
     print(f"| change during a run -> the new run's first step | {median('new_first_step', cancels):.2f} s |")
-    for kind, label in (
-        ("warm", "with the warm-up (default: the training process starts with the lab)"),
-        ("cold", "training in the kernel, without the warm-up"),
-    ):
+    for kind, label in (("warm", "with the warm-up (default)"), ("cold", "without the warm-up")):
         row = first_runs[kind]
         print(
             f"| fresh kernel, {label}: GRPOLab() takes; {FIRST_RUN_THINK_SECONDS:.0f} s later a change -> first plot with a step | "
             f"{row['construct']:.1f} s; {row['first_step_plot']:.2f} s |"
         )
-    for name, key in (("the kernel", "series_mb"), ("its training process", "worker_series_mb")):
-        series = memory[key]
-        print(
-            f"| memory of {name} over {memory['reruns']} re-runs (10 steps each), every {memory['every']} | "
-            f"{' -> '.join(f'{mb:.0f}' for mb in series)} MB (last - first: {series[-1] - series[0]:+.0f} MB) |"
-        )
+    series = memory["series_mb"]
+    print(
+        f"| memory over {memory['reruns']} re-runs (10 steps each), every {memory['every']} | "
+        f"{' -> '.join(f'{mb:.0f}' for mb in series)} MB (last - first: {series[-1] - series[0]:+.0f} MB) |"
+    )
     print(f"| a 40-step lab run trained with 1 torch thread (the lab's choice here) / with 2 | {threads[1]:.1f} s / {threads[2]:.1f} s |")
     accuracy = changes[0]["accuracy"]
     print(f"\nheld-out accuracy of the measured default run: {accuracy[0]:.2f} -> {accuracy[1]:.2f}")

@@ -8,11 +8,7 @@ its end:
   the first, 0.15 s debounce);
 - fewer measurements: evaluation and probe every 25 steps (the last step is always evaluated);
 - fewer measurements + drawing: also the run's first frame drawn before it trains, the next ones as
-  soon as there is news, then one every 0.4 s, 0.05 s debounce, training in a thread of the lab's
-  process (``training_process=False``);
-- ... + training process: the same, training in the lab's worker process (grpo_lab/lab/worker.py:
-  drawing and training no longer share one GIL), one torch thread (the lab's defaults now);
-- ... + training process, 2 threads: the worker with two torch threads (both cores of a 2-core machine);
+  soon as there is news, then one every 0.4 s, 0.05 s debounce (the lab's defaults now);
 - no lab: the same training as the lab's default with no dashboard at all (`train` called directly,
   one torch thread), the floor the lab can approach;
 - attention (``--attention``): torch's fused ``scaled_dot_product_attention`` (what policy.py uses)
@@ -48,11 +44,9 @@ from grpo_lab.lab import lab_measure_every  # noqa: E402
 from grpo_lab.threads import default_training_threads  # noqa: E402
 
 VARIANTS = {  # name -> (GRPOLab keyword arguments, eager first frames)
-    "before": ({"eval_every": 10, "probe_every": 10, "refresh_interval": 0.25, "debounce": 0.15, "training_process": False}, False),
-    "fewer measurements": ({"eval_every": 25, "probe_every": 25, "refresh_interval": 0.25, "debounce": 0.15, "training_process": False}, False),
-    "fewer measurements + drawing": ({"training_process": False}, True),
-    "... + training process (now)": ({}, True),
-    "... + training process, 2 threads": ({"training_threads": 2}, True),
+    "before": ({"eval_every": 10, "probe_every": 10, "refresh_interval": 0.25, "debounce": 0.15}, False),
+    "fewer measurements": ({"eval_every": 25, "probe_every": 25, "refresh_interval": 0.25, "debounce": 0.15}, False),
+    "fewer measurements + drawing (now)": ({}, True),
 }
 
 

@@ -6,7 +6,8 @@ from __future__ import annotations
 import pytest
 
 from grpo_lab.course import drill
-from grpo_lab.experiments.claims import CLAIMS, fmt, stat
+from grpo_lab.experiments.claims import CLAIMS, stat
+from grpo_lab.experiments.stats import format_mean_std
 
 
 def test_every_claim_is_taught_somewhere():
@@ -44,15 +45,15 @@ def test_every_claim_has_a_chinese_summary_whose_numbers_exist_in_the_results():
         assert bool(chinese.numbers) == (claim.evaluate is not None), claim.key
         for number in chinese.numbers:
             assert number.experiment in claim.experiments, (claim.key, number)
-            assert fmt(stat(results, number.experiment, number.cell, number.metric)) != "n/a (no seed)", (claim.key, number)
+            assert format_mean_std(stat(results, number.experiment, number.cell, number.metric)) != "n/a (no seed)", (claim.key, number)
 
 
 def test_the_chinese_drill_prints_chinese_words_and_the_numbers_of_the_result_files(capsys):
     drill.print_findings(["offset", "variance", "batchnorm"], "zh")
     out = capsys.readouterr().out
     results = drill.cached_results()
-    assert fmt(stat(results, "offset-and-scale", "none, offset 5", "late_eval_accuracy")) in out
-    assert fmt(stat(results, "variance", "reference, G=8", "net_snr.zscore")) in out
+    assert format_mean_std(stat(results, "offset-and-scale", "none, offset 5", "late_eval_accuracy")) in out
+    assert format_mean_std(stat(results, "variance", "reference, G=8", "net_snr.zscore")) in out
     verdicts = [finding.verdict for _, finding in drill.findings(["offset", "variance", "batchnorm"], results)]
     assert all(drill.VERDICTS_ZH[verdict] in out for verdict in verdicts)
     assert "怎么检验" in out and "关键数字" in out and "为什么不测" in out

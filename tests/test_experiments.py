@@ -24,7 +24,8 @@ from grpo_lab.experiments import (
     summarize,
     write_result,
 )
-from grpo_lab.experiments.claims import UNTESTED, fmt, stat
+from grpo_lab.experiments.claims import UNTESTED, stat
+from grpo_lab.experiments.stats import format_mean_std
 
 
 @pytest.fixture(scope="module")
@@ -78,8 +79,8 @@ def test_numbers_quoted_in_claims_md_match_the_json(cached):
     ]
     for name, label, metric in quoted:
         summary = next(c for c in cached[name]["cells"] if c["label"] == label)["summary"][metric]
-        assert fmt(summary) in text, f"{name} / {label} / {metric}: {fmt(summary)} not quoted in claims.md"
-    assert fmt(stat(cached, "group-size", "equal samples, G=2", "late_eval_accuracy")) in text
+        assert format_mean_std(summary) in text, f"{name} / {label} / {metric}: {format_mean_std(summary)} not quoted in claims.md"
+    assert format_mean_std(stat(cached, "group-size", "equal samples, G=2", "late_eval_accuracy")) in text
 
 
 def test_every_testable_claim_gets_a_verdict_from_the_full_results(cached):
@@ -160,6 +161,19 @@ def test_summarize_counts_only_seeds_with_a_value():
     summary = summarize(per_seed)
     assert summary["a"] == {"mean": 2.0, "std": pytest.approx(2**0.5), "n": 2}
     assert summary["b"] == {"mean": 2.0, "std": 0.0, "n": 1}
+
+
+def test_one_mean_std_formatter_gives_claims_md_form_and_the_course_form():
+    five = {"mean": 0.75234, "std": 0.01234, "n": 5}
+    one = summarize([{"metrics": {"a": 0.5}}])["a"]
+    absent = summarize([{"metrics": {"a": None}}])["a"]
+    assert format_mean_std(five) == "0.752 ± 0.012 (n=5)"  # claims.md: significant digits
+    assert format_mean_std({"mean": 1536.4, "std": 12.6, "n": 3}) == "1536 ± 13 (n=3)"  # a count
+    assert format_mean_std(five, percent=True) == "75.2% ± 1.2 (n=5)"
+    assert format_mean_std(one) == "0.5 ± 0 (n=1)" and format_mean_std(absent) == "n/a (no seed)"
+    assert format_mean_std(five, prose=True) == "0.752 ± 0.012 (5 seeds)"  # the course: decimals, seeds in words
+    assert format_mean_std(five, 1, prose=True) == "0.8 ± 0.0 (5 seeds)"
+    assert format_mean_std(one, prose=True) == "0.500 (1 seed)" and format_mean_std(absent, prose=True) == "n/a"
 
 
 def test_check_result_rejects_a_broken_result(cached):

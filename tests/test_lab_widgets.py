@@ -210,7 +210,7 @@ def test_an_error_in_the_code_says_what_failed_not_a_number_hint(make_lab, monke
         raise IndexError("index 16 is out of bounds for dimension 0 with size 16")
 
     monkeypatch.setattr(dashboard_module, "train", broken_train)
-    lab = make_lab(steps=10, training_process=False)  # the patched train runs in this process
+    lab = make_lab(steps=10)
     lab.run_button.click()
     assert lab.wait(WAIT_SECONDS)
     run = lab.current

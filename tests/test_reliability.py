@@ -33,7 +33,7 @@ from grpo_lab import TrainConfig, TrainResult, compute_advantages, train
 from grpo_lab.advantages import EMABaseline
 from grpo_lab.cli import main
 from grpo_lab.experiments import UnreadableResultError, load_result, write_result
-from grpo_lab.experiments.claims import available_results
+from grpo_lab.experiments.claims_report import available_results
 from grpo_lab.files import check_destination, finite_json, json_text, write_atomically
 from grpo_lab.memory import BASE_BYTES, step_bytes
 from grpo_lab.policy import (

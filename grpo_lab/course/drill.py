@@ -92,7 +92,7 @@ def claims_audit() -> str:
 
 def cached_results() -> dict:
     """Every cached experiment result, by name (data/results/, or the folder in GRPO_LAB_RESULTS_DIR)."""
-    from ..experiments.claims import available_results
+    from ..experiments.claims_report import available_results
 
     return available_results(results_folder())
 
@@ -122,7 +122,7 @@ def rerun_fast(experiments: list[str] | None = None, folder: str | os.PathLike |
     Fast grids have fewer cells and seeds: numbers of cells they lack print as '?' or 'no data'."""
     import tempfile
 
-    from ..experiments.claims import write_claims
+    from ..experiments.claims_report import write_claims
     from ..experiments.runner import check_name, run_experiment, write_result
     from .notebook import RESULTS_DIR_ENV
 
@@ -152,11 +152,12 @@ def findings(keys: list[str] | None = None, results: dict | None = None) -> list
 
 def quoted_number(number: Number, results: dict, language: str = "zh") -> str:
     """'label：mean ± std (n=seeds)', read from the result files; '无数据' ('no data') where the result lacks it."""
-    from ..experiments.claims import fmt, stat
+    from ..experiments.claims import stat
+    from ..experiments.stats import format_mean_std
 
     label, colon, missing = (number.english or number.label, ": ", "no data in this result") if language == "en" else (number.label, "：", "无数据")
     try:
-        return f"{label}{colon}{fmt(stat(results, number.experiment, number.cell, number.metric), percent=number.percent)}"
+        return f"{label}{colon}{format_mean_std(stat(results, number.experiment, number.cell, number.metric), percent=number.percent)}"
     except KeyError:
         return f"{label}{colon}{missing}"
 

@@ -118,11 +118,10 @@ def stat(result: dict, label: str, metric: str) -> tuple[float | None, float | N
 
 
 def fmt(result: dict, label: str, metric: str, digits: int = 3) -> str:
-    """'0.734 +- 0.012 (5 seeds)': a metric as the course quotes it, mean +- std over seeds."""
-    mean, std, n = stat(result, label, metric)
-    if mean is None:
-        return "n/a"
-    return f"{mean:.{digits}f} +- {std:.{digits}f} ({n} seeds)" if n > 1 else f"{mean:.{digits}f} (1 seed)"
+    """'0.734 ± 0.012 (5 seeds)': a metric as the course quotes it, mean ± std over seeds ('n/a' when absent)."""
+    from ..experiments.stats import format_mean_std
+
+    return format_mean_std(result_cell(result, label)["summary"].get(metric, {}), digits, prose=True)
 
 
 def describe_result(result: dict) -> None:
@@ -135,7 +134,7 @@ def describe_result(result: dict) -> None:
 
 
 def print_table(result: dict, metrics: list[str], labels: list[str] | None = None, digits: int = 3) -> None:
-    """One line per cell, one column per metric, mean +- std over seeds."""
+    """One line per cell, one column per metric, mean ± std over seeds."""
     labels = labels or [cell["label"] for cell in result["cells"]]
     width = max(len(label) for label in labels)
     print(f"{'':{width}}  " + "  ".join(f"{metric:>26}" for metric in metrics))

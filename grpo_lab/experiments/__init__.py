@@ -9,12 +9,14 @@ processes and writes data/results/NAME.json and NAME.png; ``sweep claims`` rebui
     experiment_figure("group-size", result)
 
 catalog.py: what each experiment varies; measures.py: what one (cell, seed) measures;
-runner.py: processes and files; stats.py: summaries over seeds; figures.py: one figure per experiment; claims.py: the
-card's claims, the numbers that test them and a verdict.
+runner.py: processes and files; stats.py: summaries over seeds and their text (mean ± std); figures.py: one figure per
+experiment; claims.py: the card's claims and the rule that decides each verdict from the numbers; claims_report.py:
+claims.md, written from those verdicts.
 """
 
 from .catalog import EXPERIMENTS, TARGET_ACCURACY, Experiment
-from .claims import CLAIMS, claims_markdown, write_claims
+from .claims import CLAIMS
+from .claims_report import claims_markdown, write_claims
 from .figures import experiment_figure
 from .runner import (
     RESULTS_DIR,

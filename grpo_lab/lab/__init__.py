@@ -9,13 +9,12 @@ The package, in the order a run flows through it:
 - controls.py: one widget per knob (CSS class ``grpo-<knob>``), read into a TrainConfig;
 - describe.py: a run's label on the plot and plain-words notes on what happened;
 - runs.py: ``LabRun``, one config trained once per seed, its histories filling while it trains;
-- worker.py: the process that trains (so drawing does not share the GIL with training);
 - view.py: the ticker that redraws while a run trains, the status words and colours;
 - dashboard.py: ``GRPOLab``, which lays them out and wires them together.
 The figure it draws is ``grpo_lab/live_figure.py`` (the CLI's ``train --plot`` draws it too).
 
-Names are imported on first use, so that the training worker (``python -m grpo_lab.lab.worker``)
-does not pull in ipywidgets and matplotlib.
+Names are imported on first use: the command line reads ``describe.run_label`` for its plot
+without pulling in ipywidgets.
 """
 
 from __future__ import annotations
@@ -28,7 +27,6 @@ _HOMES = {  # public name -> the module of this package that holds it
     **dict.fromkeys(("run_label", "explain_run", "format_value"), "describe"),
     **dict.fromkeys(("LabRun", "lab_measure_every", "warm_up_torch"), "runs"),
     **dict.fromkeys(("ViewTicker",), "view"),
-    **dict.fromkeys(("TrainingProcess", "TrainingProcessError", "shared_training_process"), "worker"),
 }
 _ELSEWHERE = {"default_training_threads": "grpo_lab.threads", "torch_threads": "grpo_lab.threads"}  # kept here for older imports
 

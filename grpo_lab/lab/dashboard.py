@@ -1,7 +1,7 @@
 """The dashboard (``GRPOLab``): the controls beside the live figure, a status line, a progress bar
-and plain-words hints. A changed control cancels the run in progress and starts a new one in a
-background thread; the training itself runs in a worker process (``worker.py``) or, with
-``training_process=False``, in that thread; a ``view.ViewTicker`` redraws the figure while it trains.
+and plain-words hints. A changed control cancels the run in progress and starts a new one, trained
+in a background thread with one core fewer than the machine has (the drawing needs one), while a
+``view.ViewTicker`` redraws the figure.
 Threads write only the output widgets, never the controls (the way that works in JupyterLab and
 Voila alike). The callbacks are thin."""
 
@@ -13,7 +13,6 @@ import threading
 import time
 import traceback
 from dataclasses import replace
-from functools import partial
 
 import ipywidgets as widgets
 
@@ -36,7 +35,6 @@ from .controls import (
 from .describe import explain_run, format_value, run_label
 from .runs import LabRun, lab_measure_every, warm_up_torch
 from .view import BAR_STYLES, COLORS, NOTE_MARK, STATUS_WORDS, ViewTicker
-from .worker import TrainingProcessError, shared_training_process
 
 
 class GRPOLab:
@@ -46,9 +44,7 @@ class GRPOLab:
     autorun: start a run at once; max_runs: finished runs kept on the plot (oldest dropped);
     refresh_interval: seconds between plot updates while training (at least); debounce: seconds a
     new run waits for further changes before it starts; training_threads: torch threads of the
-    training (default: one core fewer than the machine has, see default_training_threads);
-    training_process: train in a worker process of its own (``worker.TrainingProcess``, shared by
-    the kernel's labs), so drawing does not hold up training; False trains in a thread of this one.
+    training thread (default: one core fewer than the machine has, see default_training_threads).
     Surface for tests and notebooks: ``controls`` (by TrainConfig field name), ``num_seeds``,
     ``x_axis``, ``run_button``, ``stop_button``, ``clear_button``, ``plot`` (the Image), ``status``,
     ``progress``, ``hints``, ``runs`` (finished runs, oldest first), ``current``, ``wait(timeout)``.
@@ -61,7 +57,6 @@ class GRPOLab:
         refresh_interval: float = 0.4,
         debounce: float = 0.05,
         training_threads: int | None = None,
-        training_process: bool = True,
         **config_values,
     ):
         config = TrainConfig(**config_values).validate()
@@ -69,7 +64,6 @@ class GRPOLab:
         self.base_config = replace(config, **measure_every).validate()
         self.max_runs, self.refresh_interval, self.debounce = max_runs, refresh_interval, debounce
         self.training_threads = training_threads or default_training_threads()
-        self.training_process = training_process
         self.controls = build_controls(self.base_config)
         self.num_seeds = refusing(widgets.IntSlider)(
             value=1,
@@ -127,10 +121,7 @@ class GRPOLab:
         self.stop_button.on_click(lambda _button: self.stop())
         self.clear_button.on_click(lambda _button: self.clear())
         self.widget = self._layout()
-        if training_process:
-            shared_training_process()  # started now, so that it has imported torch by the first run
-        else:
-            warm_up_torch()
+        warm_up_torch()
         self.refresh_view()
         if autorun:
             self.start_run()
@@ -264,24 +255,13 @@ class GRPOLab:
 
         ticker = ViewTicker(self.refresh_view, changed, self.refresh_interval, name=f"grpo-lab-view-{run.key}")
         ticker.start()
-        worker = shared_training_process() if self.training_process else None
-        if worker is not None and not worker.try_acquire():
-            worker = None  # another lab of this kernel is training in it: this run trains here
         try:
-            if worker is not None:
-                run.train_all_seeds(partial(worker.train, threads=self.training_threads))
-            else:
-                with torch_threads(self.training_threads):
-                    run.train_all_seeds(train)
-        except TrainingProcessError as error:  # the worker's exception (its traceback), or the worker ended
-            run.status, run.message, run.traceback = "failed", str(error), error.details or traceback.format_exc()
-            run.elapsed = time.perf_counter() - run.started if run.started else 0.0
+            with torch_threads(self.training_threads):
+                run.train_all_seeds(train)
         except Exception as error:  # a bug must not leave the dashboard saying "Running" forever
             run.status, run.message, run.traceback = "failed", f"{type(error).__name__}: {error}", traceback.format_exc()
             run.elapsed = time.perf_counter() - run.started if run.started else 0.0
         finally:
-            if worker is not None:
-                worker.release()
             ticker.stop()
             if run.status == "stopped":
                 run.message = run.stop_reason

@@ -71,9 +71,8 @@ class LabRun:
         self.stop_event.set()
 
     def train_all_seeds(self, train_one: Callable[..., TrainResult] = train) -> None:
-        """Train every seed in turn with ``train_one`` (``trainer.train`` in the calling thread, or a
-        worker process's ``train``: same signature, same numbers); stop at the first seed that does
-        not finish."""
+        """Train every seed in turn with ``train_one`` (``trainer.train``'s signature), in the calling
+        thread; stop at the first seed that does not finish."""
         self.status, self.started = "running", time.perf_counter()
         for config in self.configs:
             self.histories.append([])
