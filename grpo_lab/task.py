@@ -19,6 +19,7 @@ from pathlib import Path
 import torch
 
 from . import paths
+from .errors import ConfigError
 from .files import write_atomically
 
 PAD, EOS = "<pad>", "<eos>"
@@ -41,12 +42,10 @@ class Task:
 
     @classmethod
     def parse(cls, spec: str) -> Task:
-        """``"2d+"`` -> Task(digits=2, ops="+"); a bad spec raises one clear ValueError."""
+        """``"2d+"`` -> Task(digits=2, ops="+"); a bad spec raises one clear ConfigError (a ValueError)."""
         match = re.fullmatch(r"([1-9])d([+\-*]+)", spec)
         if match is None or not 1 <= int(match.group(1)) <= MAX_DIGITS:
-            raise ValueError(
-                f"task={spec!r} is not valid: write '{{digits}}d{{ops}}' with digits 1 to {MAX_DIGITS} and ops from '+-*', e.g. '2d+' or '1d+-*'"
-            )
+            raise ConfigError("task", spec, f"write '{{digits}}d{{ops}}' with digits 1 to {MAX_DIGITS} and ops from '+-*', e.g. '2d+' or '1d+-*'")
         ops = "".join(op for op in OPERATIONS if op in match.group(2))
         return cls(digits=int(match.group(1)), ops=ops)
 
@@ -203,7 +202,7 @@ def score_answers(responses: list[str], answers: list[str], kind: str = "exact")
     fraction of a point, which is what makes the group std tiny but non-zero.
     """
     if kind not in REWARD_KINDS:
-        raise ValueError(f"reward={kind!r} is not valid: choose one of {', '.join(REWARD_KINDS)}")
+        raise ConfigError("reward", kind, f"choose one of {', '.join(REWARD_KINDS)}")
     scores = []
     for response, answer in zip(responses, answers):
         if kind == "exact":
@@ -228,7 +227,7 @@ class RewardModel:
 
     def __init__(self, kind: str = "exact", offset: float = 0.0, scale: float = 1.0, noise: float = 0.0, seed: int = 0, hard_scale: float = 1.0):
         if kind not in REWARD_KINDS:
-            raise ValueError(f"reward={kind!r} is not valid: choose one of {', '.join(REWARD_KINDS)}")
+            raise ConfigError("reward", kind, f"choose one of {', '.join(REWARD_KINDS)}")
         self.kind, self.offset, self.scale, self.noise, self.hard_scale = kind, offset, scale, noise, hard_scale
         self.generator = torch.Generator().manual_seed(seed + 7919)
 

@@ -30,6 +30,7 @@ import torch
 
 from .advantages import BASELINES, EPS_MODES, GROUP_BASELINES, STD_SCOPES, EMABaseline, compute_advantages, equal_groups
 from .critic import ValueModel, answer_values, explained_variance, gae, update_critic, whiten
+from .errors import ConfigError
 from .evaluation import greedy_accuracy, greedy_correct
 from .files import finite_json
 from .losses import LOSS_AGGREGATIONS, aggregate, kl_k3, policy_loss_terms
@@ -187,7 +188,7 @@ class TrainConfig:
         ]
 
     def validate(self) -> TrainConfig:
-        """Raise one ValueError naming the knob, the value and the allowed range; return self.
+        """Raise one ConfigError (a ValueError) naming the knob, the value and the allowed range; return self.
 
         Every knob is checked for its type first (the annotation: a str for a float knob, a bool
         for an int knob, anything but True/False for a bool knob are refused), then for its range;
@@ -199,17 +200,17 @@ class TrainConfig:
             value, kind = getattr(self, config_field.name), str(config_field.type)
             if not is_of_kind(value, kind):
                 allowed = next((words for name, _, words in rules if name == config_field.name), f"must be {KIND_WORDS[kind]}")
-                raise ValueError(f"{config_field.name}={shown(value)} is not valid: {allowed} ({type(value).__name__}, not {KIND_WORDS[kind]})")
+                raise ConfigError(config_field.name, value, f"{allowed} ({type(value).__name__}, not {KIND_WORDS[kind]})", shown(value))
         for name, test, allowed in rules:
             try:
                 ok = bool(test(getattr(self, name)))
             except (OverflowError, TypeError):  # e.g. an integer too large to compare as a float
                 ok = False
             if not ok:
-                raise ValueError(f"{name}={shown(getattr(self, name))} is not valid: {allowed}")
+                raise ConfigError(name, getattr(self, name), allowed, shown(getattr(self, name)))
         problem = memory_problem(self)
         if problem:
-            raise ValueError(problem)
+            raise problem
         return self
 
     @property
@@ -232,9 +233,9 @@ class TrainConfig:
         return cls(**values)
 
 
-def memory_problem(config: TrainConfig) -> str | None:
-    """None when a step of ``config`` fits in the memory available (memory.py), else one line that
-    names the knob to change: micro_batch_size (and probe_every, whose probe back-propagates a
+def memory_problem(config: TrainConfig) -> ConfigError | None:
+    """None when a step of ``config`` fits in the memory available (memory.py), else the ConfigError
+    to raise, naming the knob to change: micro_batch_size (and probe_every, whose probe back-propagates a
     share of the batch at once) when micro-batches would fit, prompts_per_step when nothing would."""
     available = available_bytes(resolve_device(config.device))
     if available is None:
@@ -254,12 +255,12 @@ def memory_problem(config: TrainConfig) -> str | None:
         f"usable ({USABLE_FRACTION:.0%} of the {have:.1f} GB available)"
     )
     if step_bytes(responses, 1, *lengths) > budget:
-        return f"prompts_per_step={P} is not valid: {shape}, and even micro-batches of 1 would not fit; use fewer prompts or a smaller group_size"
+        return ConfigError("prompts_per_step", P, f"{shape}, and even micro-batches of 1 would not fit; use fewer prompts or a smaller group_size")
     fits = next(size for size in (2**k for k in range(20, -1, -1)) if step_bytes(responses, size, *lengths) <= budget)
     advice = f"set micro_batch_size to {fits} or less (--micro-batch-size {fits}: the same gradient, less memory)"
     if probe_rows > fits:
         advice += " and probe_every to 0 (the gradient-noise probe back-propagates a quarter of the batch at once)"
-    return f"micro_batch_size={config.micro_batch_size} is not valid: {shape}; {advice}"
+    return ConfigError("micro_batch_size", config.micro_batch_size, f"{shape}; {advice}")
 
 
 KIND_WORDS = {"int": "an integer", "float": "a number", "bool": "True or False", "str": "a string"}

@@ -9,6 +9,7 @@ from __future__ import annotations
 import numpy as np
 from matplotlib.figure import Figure
 
+from ..errors import ConfigError
 from ..plots import draw_error_points, draw_seed_band
 from .catalog import BASELINES, GRPO_LABEL, GRPO_NOISY_LABEL, PPO_LABEL, PPO_NOISY_LABEL, TARGET_ACCURACY
 
@@ -575,5 +576,5 @@ FIGURES = {
 def experiment_figure(name: str, result: dict) -> Figure:
     """The figure of experiment ``name`` drawn from a result dict (run_experiment or load_result)."""
     if name not in FIGURES:
-        raise ValueError(f"experiment={name!r} is not valid: choose one of {', '.join(FIGURES)}")
+        raise ConfigError("experiment", name, f"choose one of {', '.join(FIGURES)}")
     return FIGURES[name](result)
