@@ -18,7 +18,7 @@ import os
 import secrets
 from collections.abc import Callable
 from pathlib import Path
-from typing import BinaryIO
+from typing import Any, BinaryIO
 
 from .errors import ConfigError
 
@@ -76,7 +76,7 @@ def write_atomically(path: str | Path, content: str | bytes | Callable[[BinaryIO
     return path
 
 
-def finite_json(value, where: str = "") -> tuple[object, list[str]]:
+def finite_json(value: object, where: str = "") -> tuple[object, list[str]]:
     """(a copy of ``value`` with every non-finite float replaced by None, the places replaced, as
     'history[3].explained_variance'). Dicts, lists and tuples are walked; numpy and torch scalars
     are turned into plain Python numbers first."""
@@ -100,6 +100,6 @@ def finite_json(value, where: str = "") -> tuple[object, list[str]]:
     return value, []
 
 
-def json_text(value, **dumps_options) -> str:
+def json_text(value: object, **dumps_options: Any) -> str:
     """``json.dumps`` that refuses NaN and infinities (call ``finite_json`` first to null them)."""
     return json.dumps(value, allow_nan=False, **dumps_options) + "\n"

@@ -155,7 +155,9 @@ def sample(
     return answers.masked_fill(mask == 0, PAD_ID), mask
 
 
-def token_logprobs(policy: nn.Module, prompts: torch.Tensor, answers: torch.Tensor, with_entropy: bool = False):
+def token_logprobs(
+    policy: nn.Module, prompts: torch.Tensor, answers: torch.Tensor, with_entropy: bool = False
+) -> torch.Tensor | tuple[torch.Tensor, torch.Tensor]:
     """Log-probability of each answer token under the policy.
 
     prompts: [B, Lp], answers: [B, La] -> logprobs [B, La] (and entropy [B, La] of the

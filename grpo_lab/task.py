@@ -13,14 +13,19 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import torch
 
 from . import paths
 from .errors import ConfigError
 from .files import write_atomically
+
+if TYPE_CHECKING:  # the trainer imports this module
+    from .trainer import TrainConfig
 
 PAD, EOS = "<pad>", "<eos>"
 VOCAB: list[str] = [PAD, EOS, *"0123456789", "+", "-", "*", "="]
@@ -87,7 +92,7 @@ def encode(text: str) -> list[int]:
     return [TOKEN_ID[char] for char in text]
 
 
-def decode(token_ids) -> str:
+def decode(token_ids: Iterable[int] | torch.Tensor) -> str:
     """Token ids to text, stopping at EOS and dropping padding."""
     chars = []
     for token_id in token_ids:
@@ -232,7 +237,7 @@ class RewardModel:
         self.generator = torch.Generator().manual_seed(seed + 7919)
 
     @classmethod
-    def for_config(cls, config, seed: int) -> RewardModel:
+    def for_config(cls, config: TrainConfig, seed: int) -> RewardModel:
         """The reward model a TrainConfig describes (reward, reward_offset, reward_scale, reward_noise,
         hard_reward_scale), its noise seeded by ``seed``."""
         return cls(config.reward, config.reward_offset, config.reward_scale, config.reward_noise, seed, config.hard_reward_scale)

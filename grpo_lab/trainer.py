@@ -25,6 +25,7 @@ import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path, PurePath
+from typing import Any
 
 import torch
 
@@ -55,7 +56,7 @@ MAX_PROMPTS_PER_STEP = 1024
 PROBE_CHUNKS = 4  # backward passes per gradient-noise probe (probes.py): fewer is cheaper, more is less noisy
 
 
-def knob(default, help: str):
+def knob(default: object, help: str) -> Any:
     """A TrainConfig field: its default and one line of help (shown by ``python -m grpo_lab train --help``)."""
     return field(default=default, metadata={"help": help})
 
@@ -266,13 +267,13 @@ def memory_problem(config: TrainConfig) -> ConfigError | None:
 KIND_WORDS = {"int": "an integer", "float": "a number", "bool": "True or False", "str": "a string"}
 
 
-def shown(value, limit: int = 60) -> str:
+def shown(value: object, limit: int = 60) -> str:
     """repr(value), cut to ``limit`` characters (an error line stays one readable line)."""
     text = repr(value)
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
-def is_of_kind(value, kind: str) -> bool:
+def is_of_kind(value: object, kind: str) -> bool:
     """Whether ``value`` fits a knob annotated ``kind``: bools only for 'bool', never for numbers;
     an int is a fine 'float'."""
     if kind == "bool" or isinstance(value, bool):
@@ -612,12 +613,14 @@ def update_policy(config: TrainConfig, state: RunState, batch: Rollout, adv_abs_
     return metrics
 
 
-def rollout_loss_terms(policy, chunk: Rollout, config: TrainConfig) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
+def rollout_loss_terms(policy: TinyTransformer, chunk: Rollout, config: TrainConfig) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
     """``losses.policy_loss_terms`` of a rollout's rows: the per-token loss [b, La] and its diagnostics."""
     return policy_loss_terms(policy, chunk.prompts, chunk.answers, chunk.mask, chunk.old_logprobs, chunk.ref_logprobs, chunk.token_advantages, config)
 
 
-def group_gradients(policy, parameters, batch: Rollout, config, group_size, max_len) -> torch.Tensor:
+def group_gradients(
+    policy: TinyTransformer, parameters: list[torch.Tensor], batch: Rollout, config: TrainConfig, group_size: int, max_len: int
+) -> torch.Tensor:
     """Gradient of each group's loss, [num_groups, n_params]; the batch's rows are grouped by
     ``group_size`` (probes.py). A "group" here may be several GRPO groups in a row: a chunk of the
     batch."""
@@ -632,7 +635,7 @@ def group_gradients(policy, parameters, batch: Rollout, config, group_size, max_
     return per_group_gradients(parameters, group_loss, num_groups)
 
 
-def accumulate_gradients(policy, batch: Rollout, config: TrainConfig, max_len: int) -> tuple[float, dict[str, float]]:
+def accumulate_gradients(policy: TinyTransformer, batch: Rollout, config: TrainConfig, max_len: int) -> tuple[float, dict[str, float]]:
     """Backpropagate the batch loss into ``.grad``, ``micro_batch_size`` responses at a time.
 
     batch: the B responses to train on (rollout.py: every tensor [B, ...]). The gradient equals the
@@ -662,7 +665,9 @@ def probe_chunks(num_groups: int) -> int:
     return next(k for k in range(min(num_groups, PROBE_CHUNKS), num_groups + 1) if num_groups % k == 0)
 
 
-def probe_gradient_noise(policy, parameters, batch: Rollout, config, group_size, max_len) -> dict:
+def probe_gradient_noise(
+    policy: TinyTransformer, parameters: list[torch.Tensor], batch: Rollout, config: TrainConfig, group_size: int, max_len: int
+) -> dict[str, float]:
     """grad_var and grad_snr of this step's gradient from the gradients of ``probe_chunks`` chunks
     of whole groups of ``batch`` (probes.py)."""
     num_groups = len(batch) // group_size

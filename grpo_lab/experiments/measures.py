@@ -300,7 +300,7 @@ class SavedActivationMeter:
     of responses in a backward pass, which micro-batching bounds.
     """
 
-    def __init__(self):
+    def __init__(self) -> None:
         self.live, self.peak = 0, 0
         self._hooks = torch.autograd.graph.saved_tensors_hooks(self._pack, self._unpack)
 
@@ -319,11 +319,11 @@ class SavedActivationMeter:
     def _unpack(holder):
         return holder[0]
 
-    def __enter__(self):
+    def __enter__(self) -> SavedActivationMeter:
         self._hooks.__enter__()
         return self
 
-    def __exit__(self, *exc):
+    def __exit__(self, *exc: object) -> bool | None:
         return self._hooks.__exit__(*exc)
 
 

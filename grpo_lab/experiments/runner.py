@@ -16,6 +16,7 @@ import os
 import time
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 from .. import __version__, paths
 from ..errors import ConfigError
@@ -88,7 +89,7 @@ def _run_job(job: tuple[int, dict, int]) -> tuple[int, dict]:
     return index, run_cell(config, seed)
 
 
-def rounded(value, digits: int = SIGNIFICANT_DIGITS):
+def rounded(value: Any, digits: int = SIGNIFICANT_DIGITS) -> Any:
     """Floats to ``digits`` significant digits, non-finite floats to None (JSON has no NaN), recursively."""
     if isinstance(value, float):
         return float(f"{value:.{digits}g}") if math.isfinite(value) else None
