@@ -17,6 +17,8 @@ from __future__ import annotations
 
 import torch
 
+from .errors import ConfigError
+
 BASELINES = ("none", "mean", "zscore", "rloo", "ema", "critic")
 GROUP_BASELINES = ("mean", "zscore", "rloo")
 STD_SCOPES = ("group", "batch")
@@ -63,17 +65,17 @@ def compute_advantages(
     ``baseline="ema"`` subtracts.
     """
     if baseline not in BASELINES:
-        raise ValueError(f"baseline={baseline!r} is not valid: choose one of {', '.join(BASELINES)}")
+        raise ConfigError("baseline", baseline, f"choose one of {', '.join(BASELINES)}")
     if baseline == "critic":
         raise ValueError("baseline='critic' needs a value model, not just rewards: use grpo_lab.critic (train() does this for you)")
     if std_scope not in STD_SCOPES:
-        raise ValueError(f"std_scope={std_scope!r} is not valid: choose one of {', '.join(STD_SCOPES)}")
+        raise ConfigError("std_scope", std_scope, f"choose one of {', '.join(STD_SCOPES)}")
     if eps_mode not in EPS_MODES:
-        raise ValueError(f"eps_mode={eps_mode!r} is not valid: choose one of {', '.join(EPS_MODES)}")
+        raise ConfigError("eps_mode", eps_mode, f"choose one of {', '.join(EPS_MODES)}")
     if std_ddof not in (0, 1):
-        raise ValueError(f"std_ddof={std_ddof!r} is not valid: use 1 (Bessel, as TRL and verl) or 0 (population)")
+        raise ConfigError("std_ddof", std_ddof, "use 1 (Bessel, as TRL and verl) or 0 (population)")
     if isinstance(std_eps, bool) or not isinstance(std_eps, (int, float)) or not std_eps >= 0:
-        raise ValueError(f"std_eps={std_eps!r} is not valid: it must be >= 0 (TRL uses 1e-4, verl 1e-6)")
+        raise ConfigError("std_eps", std_eps, "it must be >= 0 (TRL uses 1e-4, verl 1e-6)")
     if not isinstance(rewards, torch.Tensor) or rewards.ndim != 2 or rewards.shape[0] == 0:
         got = f"shape {tuple(rewards.shape)}" if isinstance(rewards, torch.Tensor) else f"a {type(rewards).__name__}"
         raise ValueError(f"rewards must be a tensor of shape [prompts, group_size] with at least one prompt; got {got}")
@@ -112,7 +114,7 @@ class EMABaseline:
 
     def __init__(self, decay: float = 0.9):
         if not 0 <= decay < 1:
-            raise ValueError(f"ema_decay={decay!r} is not valid: it must be in [0, 1)")
+            raise ConfigError("ema_decay", decay, "it must be in [0, 1)")
         self.decay = decay
         self.value: float | None = None
 

@@ -30,6 +30,7 @@ import time  # noqa: E402
 from collections.abc import Callable  # noqa: E402
 from dataclasses import dataclass, fields  # noqa: E402
 from pathlib import Path  # noqa: E402
+from typing import Any  # noqa: E402
 
 import torch  # noqa: E402
 
@@ -178,7 +179,7 @@ def unmapped_reasons(config: TrainConfig) -> list[str]:
     return [f"{entry.knob}={getattr(config, entry.knob)!r} has no TRL equivalent: {entry.reason}" for entry in UNMAPPED if entry.applies(config)]
 
 
-def to_grpo_config(config: TrainConfig, output_dir: str | Path | None = None, **overrides) -> trl.GRPOConfig:
+def to_grpo_config(config: TrainConfig, output_dir: str | Path | None = None, **overrides: Any) -> trl.GRPOConfig:
     """Our knobs as a ``trl.GRPOConfig`` (see ``KNOB_MAP``). A knob TRL cannot express raises one
     ValueError naming it (see ``UNMAPPED``). ``overrides`` are passed to GRPOConfig last."""
     config.validate()
@@ -335,20 +336,34 @@ class HeldOutAccuracyCallback(transformers.TrainerCallback):
         self.task, self.every = Task.parse(task), every
         self.records: list[dict] = []
 
-    def evaluate(self, model, step: int) -> None:
+    def evaluate(self, model: transformers.GPT2LMHeadModel, step: int) -> None:
         started = time.perf_counter()
         accuracy = greedy_accuracy(tiny_from_gpt2(model), self.task, torch.device("cpu"))
         self.records.append({"step": step, "eval_accuracy": accuracy, "seconds": time.perf_counter() - started})
 
-    def on_train_begin(self, args, state, control, model=None, **kwargs):
+    def on_train_begin(
+        self,
+        args: transformers.TrainingArguments,
+        state: transformers.TrainerState,
+        control: transformers.TrainerControl,
+        model: transformers.GPT2LMHeadModel | None = None,
+        **kwargs: Any,
+    ) -> None:
         self.evaluate(model, 0)
 
-    def on_step_end(self, args, state, control, model=None, **kwargs):
+    def on_step_end(
+        self,
+        args: transformers.TrainingArguments,
+        state: transformers.TrainerState,
+        control: transformers.TrainerControl,
+        model: transformers.GPT2LMHeadModel | None = None,
+        **kwargs: Any,
+    ) -> None:
         if self.every and (state.global_step % self.every == 0 or state.global_step == state.max_steps):
             self.evaluate(model, state.global_step)
 
 
-def make_trainer(config: TrainConfig, output_dir: str | Path | None = None, callbacks: list | None = None, **overrides) -> trl.GRPOTrainer:
+def make_trainer(config: TrainConfig, output_dir: str | Path | None = None, callbacks: list | None = None, **overrides: Any) -> trl.GRPOTrainer:
     """A ready ``trl.GRPOTrainer`` for ``config``: the task's problems, our reward function, an exact
     GPT-2 copy of the reference policy, the character tokenizer and ``to_grpo_config(config)``.
 

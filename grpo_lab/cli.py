@@ -7,7 +7,6 @@ command line). A bad value prints one line naming the flag and the allowed range
 from __future__ import annotations
 
 import argparse
-import re
 import sys
 from dataclasses import fields
 from pathlib import Path
@@ -15,6 +14,7 @@ from pathlib import Path
 import torch
 from tqdm import tqdm
 
+from .errors import ConfigError
 from .files import check_destination, json_text, write_atomically
 from .trainer import TrainConfig, train
 
@@ -34,9 +34,13 @@ def flag(name: str) -> str:
     return "--" + name.replace("_", "-")
 
 
-def as_flag_message(message: str) -> str:
-    """'group_size=1 is not valid: ...' -> '--group-size=1 is not valid: ...'."""
-    return re.sub(r"^(\w+)=", lambda m: flag(m.group(1)) + "=", message)
+def flag_message(error: ValueError) -> str:
+    """The line to print for a bad value: a ConfigError's in flag form, built from its parts
+    (knob 'group_size', value 1 -> '--group-size=1 is not valid: ...'); a ConfigError whose knob is
+    not one word (e.g. "pretrain's output folder") and any other ValueError as they read."""
+    if isinstance(error, ConfigError) and error.knob.isidentifier():
+        return error.message_for(flag(error.knob))
+    return str(error)
 
 
 def parse_bool(text: str) -> bool:
@@ -103,7 +107,7 @@ def destination(path: Path | None, option: str, folder: bool = False) -> Path | 
             figure_format(path)
         return check_destination(path, option, folder)
     except ValueError as error:
-        raise UsageError(as_flag_message(str(error))) from None
+        raise UsageError(flag_message(error)) from None
 
 
 def use_lab_threads() -> None:
@@ -119,7 +123,7 @@ def run_train(args: argparse.Namespace) -> int:
     try:
         config = TrainConfig(**values).validate()
     except ValueError as error:
-        raise UsageError(as_flag_message(str(error))) from None
+        raise UsageError(flag_message(error)) from None
     out, plot = destination(args.out, "out"), destination(args.plot, "plot")
     use_lab_threads()
     bar = tqdm(total=config.steps, desc="train", unit="step", disable=args.quiet, file=sys.stderr)
@@ -170,7 +174,7 @@ def run_sweep(args: argparse.Namespace) -> int:
     try:
         check_options(names[0] if names else "variance", args.seeds, args.workers)
     except ValueError as error:
-        raise UsageError(as_flag_message(str(error))) from None
+        raise UsageError(flag_message(error)) from None
     destination(result_path("variance", args.fast, args.out).parent, "out", folder=True)
     for name in names:
         if args.replot:

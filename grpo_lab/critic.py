@@ -59,7 +59,7 @@ def answer_values(value_model: ValueModel, prompts: torch.Tensor, answers: torch
     return value_model(sequence[:, :-1])[:, prompts.shape[1] - 1 :]
 
 
-def gae(rewards: torch.Tensor, values: torch.Tensor, mask: torch.Tensor, gamma: float = 1.0, lam: float = 0.95):
+def gae(rewards: torch.Tensor, values: torch.Tensor, mask: torch.Tensor, gamma: float = 1.0, lam: float = 0.95) -> tuple[torch.Tensor, torch.Tensor]:
     """Generalised advantage estimation with the sequence reward on its last answer token.
 
     rewards [B] (one scalar per response), values [B, La], mask [B, La]

@@ -18,11 +18,13 @@ import os
 import secrets
 from collections.abc import Callable
 from pathlib import Path
-from typing import BinaryIO
+from typing import Any, BinaryIO
+
+from .errors import ConfigError
 
 
 def check_destination(path: str | Path, what: str = "path", folder: bool = False) -> Path:
-    """Make sure ``path`` can be written before any work is done; raise one ValueError naming
+    """Make sure ``path`` can be written before any work is done; raise one ConfigError naming
     ``what`` (a flag or knob name), the path and the reason. ``folder``: ``path`` is a folder that
     files will be written into (made if missing), else a file whose folder is made if missing."""
     path = Path(path)
@@ -30,21 +32,21 @@ def check_destination(path: str | Path, what: str = "path", folder: bool = False
         directory = path
     else:
         if path.is_dir():
-            raise ValueError(f"{what}={str(path)!r} is not valid: it is a folder; give a file name (e.g. {str(path / 'run.json')!r})")
+            raise ConfigError(what, str(path), f"it is a folder; give a file name (e.g. {str(path / 'run.json')!r})")
         if path.name in ("", ".", ".."):
-            raise ValueError(f"{what}={str(path)!r} is not valid: give a file name")
+            raise ConfigError(what, str(path), "give a file name")
         directory = path.parent
     if directory.exists() and not directory.is_dir():
-        raise ValueError(f"{what}={str(path)!r} is not valid: {str(directory)!r} is a file, not a folder")
+        raise ConfigError(what, str(path), f"{str(directory)!r} is a file, not a folder")
     try:
         directory.mkdir(parents=True, exist_ok=True)
         probe = directory / f".write-check.{os.getpid()}.{secrets.token_hex(4)}.tmp"
         probe.write_bytes(b"")
         probe.unlink()
     except OSError as error:
-        raise ValueError(f"{what}={str(path)!r} is not valid: cannot write in {str(directory)!r} ({error.strerror or error})") from None
+        raise ConfigError(what, str(path), f"cannot write in {str(directory)!r} ({error.strerror or error})") from None
     if not folder and path.exists() and not os.access(path, os.W_OK):
-        raise ValueError(f"{what}={str(path)!r} is not valid: the file exists and is read-only")
+        raise ConfigError(what, str(path), "the file exists and is read-only")
     return path
 
 
@@ -74,7 +76,7 @@ def write_atomically(path: str | Path, content: str | bytes | Callable[[BinaryIO
     return path
 
 
-def finite_json(value, where: str = "") -> tuple[object, list[str]]:
+def finite_json(value: object, where: str = "") -> tuple[object, list[str]]:
     """(a copy of ``value`` with every non-finite float replaced by None, the places replaced, as
     'history[3].explained_variance'). Dicts, lists and tuples are walked; numpy and torch scalars
     are turned into plain Python numbers first."""
@@ -98,6 +100,6 @@ def finite_json(value, where: str = "") -> tuple[object, list[str]]:
     return value, []
 
 
-def json_text(value, **dumps_options) -> str:
+def json_text(value: object, **dumps_options: Any) -> str:
     """``json.dumps`` that refuses NaN and infinities (call ``finite_json`` first to null them)."""
     return json.dumps(value, allow_nan=False, **dumps_options) + "\n"

@@ -8,9 +8,14 @@ these same functions.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import torch
 
-from .policy import token_logprobs
+from .policy import TinyTransformer, token_logprobs
+
+if TYPE_CHECKING:  # the trainer imports this module
+    from .trainer import TrainConfig
 
 LOSS_AGGREGATIONS = ("seq_mean", "token_mean", "token_sum_norm")
 
@@ -32,7 +37,16 @@ def aggregate(per_token: torch.Tensor, mask: torch.Tensor, loss_agg: str, num_se
     return masked.sum() / (num_sequences * max_len)
 
 
-def policy_loss_terms(policy, prompts, answers, mask, old_logprobs, ref_logprobs, token_advantages, config):
+def policy_loss_terms(
+    policy: TinyTransformer,
+    prompts: torch.Tensor,
+    answers: torch.Tensor,
+    mask: torch.Tensor,
+    old_logprobs: torch.Tensor | None,
+    ref_logprobs: torch.Tensor | None,
+    token_advantages: torch.Tensor,
+    config: TrainConfig,
+) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
     """Per-token GRPO loss and its diagnostics for one micro-batch; all tensors [b, La].
 
     loss_t = -min(ratio_t * A_t, clip(ratio_t, 1-e, 1+e) * A_t) + kl_coef * k3_t, with

@@ -14,6 +14,7 @@ from pathlib import Path
 import numpy as np
 from matplotlib.figure import Figure
 
+from .errors import ConfigError
 from .files import write_atomically
 
 RUN_PANELS = ("reward", "variance", "zero_std")
@@ -89,10 +90,10 @@ FIGURE_FORMATS = ("png", "svg", "pdf")  # what save_figure writes, chosen by the
 
 
 def figure_format(path: str | Path) -> str:
-    """The image format of ``path`` from its suffix; one ValueError when it is not one we write."""
+    """The image format of ``path`` from its suffix; one ConfigError when it is not one we write."""
     suffix = Path(path).suffix.lower().lstrip(".")
     if suffix not in FIGURE_FORMATS:
-        raise ValueError(f"plot={str(path)!r} is not valid: the file name must end in " + ", ".join(f".{f}" for f in FIGURE_FORMATS))
+        raise ConfigError("plot", str(path), "the file name must end in " + ", ".join(f".{f}" for f in FIGURE_FORMATS))
     return suffix
 
 

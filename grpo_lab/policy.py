@@ -18,6 +18,7 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 from . import paths
+from .errors import ConfigError
 from .files import write_atomically
 from .task import EOS_ID, MAX_DIGITS, OPERATIONS, PAD_ID, VOCAB, Task
 
@@ -218,7 +219,9 @@ def sample_in_chunks(
     return torch.cat(pieces)
 
 
-def token_logprobs(policy: nn.Module, prompts: torch.Tensor, answers: torch.Tensor, with_entropy: bool = False):
+def token_logprobs(
+    policy: nn.Module, prompts: torch.Tensor, answers: torch.Tensor, with_entropy: bool = False
+) -> torch.Tensor | tuple[torch.Tensor, torch.Tensor]:
     """Log-probability of each answer token under the policy.
 
     prompts: [B, Lp], answers: [B, La] -> logprobs [B, La] (and entropy [B, La] of the
@@ -260,18 +263,18 @@ def resolve_device(device: str | torch.device = "auto") -> torch.device:
     if isinstance(device, torch.device):
         device = str(device)
     here = available_devices()
-    refuse = f"device={device!r} is not valid: this machine has {', '.join(here)}"
+    allowed = f"this machine has {', '.join(here)}"
     if not isinstance(device, str):
-        raise ValueError(refuse)
+        raise ConfigError("device", device, allowed)
     try:
         resolved = torch.device(device)
     except (RuntimeError, ValueError):
-        raise ValueError(refuse) from None
+        raise ConfigError("device", device, allowed) from None
     if resolved.type == "cpu" or (resolved.type == "mps" and "mps" in here):
         return resolved
     if resolved.type == "cuda" and "cuda" in here and (resolved.index is None or f"cuda:{resolved.index}" in here):
         return resolved
-    raise ValueError(refuse + (f" ({device!r} is not available here)" if resolved.type in ("cuda", "mps") else ""))
+    raise ConfigError("device", device, allowed + (f" ({device!r} is not available here)" if resolved.type in ("cuda", "mps") else ""))
 
 
 CHECKPOINT_FORMAT = "grpo-lab-policy-v1"
@@ -419,4 +422,4 @@ def load_reference_policy(name: str = "default", device: str = "cpu") -> TinyTra
         return load_policy(reference_path(name), device)
     if isinstance(name, (str, Path)) and str(name).endswith(".pt"):
         return load_policy(name, device)
-    raise ValueError(f"reference={name!r} is not valid: choose one of {', '.join(REFERENCE_NAMES)} or a path to a .pt file")
+    raise ConfigError("reference", name, f"choose one of {', '.join(REFERENCE_NAMES)} or a path to a .pt file")

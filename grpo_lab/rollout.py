@@ -13,8 +13,9 @@ from dataclasses import dataclass, fields
 import torch
 
 from .advantages import equal_groups
+from .errors import ConfigError
 from .policy import TinyTransformer, sample
-from .task import ProblemSampler, RewardModel, decode
+from .task import ProblemBatch, ProblemSampler, RewardModel, decode
 
 
 @dataclass
@@ -54,11 +55,19 @@ def rollout(
     """Draw P problems, sample G answers to each from ``policy`` and score them with ``reward_model``;
     ``chunk_size``: decode that many responses at a time (``policy.sample``: the same answers).
 
+    ``problems``: a ProblemSampler draws P = ``prompts_per_batch`` fresh problems; a ProblemBatch
+    (e.g. the held-out ``task.eval_batch``) is used as it is, and must hold P problems.
+
     Returns {"prompts" [B, Lp], "answers", "mask" [B, max_len] (B = P*G, groups in contiguous rows,
     on ``device``), "rewards" [P, G], "correct" [P, G] (bool), "tied" [P] (all G rewards equal),
     "hard" [P] (task.is_hard)}.
     """
-    batch = problems.sample(prompts_per_batch)
+    if isinstance(problems, ProblemBatch):
+        if len(problems.answers) != prompts_per_batch:
+            raise ConfigError("prompts_per_batch", prompts_per_batch, f"the given ProblemBatch holds {len(problems.answers)} problems")
+        batch = problems
+    else:
+        batch = problems.sample(prompts_per_batch)
     prompts = batch.prompts.repeat_interleave(group_size, dim=0).to(device)
     answers, mask = sample(policy, prompts, max_len, temperature, generator, chunk_size)
     flat_rewards, correct = reward_model(

@@ -13,13 +13,19 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import torch
 
 from . import paths
+from .errors import ConfigError
 from .files import write_atomically
+
+if TYPE_CHECKING:  # the trainer imports this module
+    from .trainer import TrainConfig
 
 PAD, EOS = "<pad>", "<eos>"
 VOCAB: list[str] = [PAD, EOS, *"0123456789", "+", "-", "*", "="]
@@ -41,12 +47,10 @@ class Task:
 
     @classmethod
     def parse(cls, spec: str) -> Task:
-        """``"2d+"`` -> Task(digits=2, ops="+"); a bad spec raises one clear ValueError."""
+        """``"2d+"`` -> Task(digits=2, ops="+"); a bad spec raises one clear ConfigError (a ValueError)."""
         match = re.fullmatch(r"([1-9])d([+\-*]+)", spec)
         if match is None or not 1 <= int(match.group(1)) <= MAX_DIGITS:
-            raise ValueError(
-                f"task={spec!r} is not valid: write '{{digits}}d{{ops}}' with digits 1 to {MAX_DIGITS} and ops from '+-*', e.g. '2d+' or '1d+-*'"
-            )
+            raise ConfigError("task", spec, f"write '{{digits}}d{{ops}}' with digits 1 to {MAX_DIGITS} and ops from '+-*', e.g. '2d+' or '1d+-*'")
         ops = "".join(op for op in OPERATIONS if op in match.group(2))
         return cls(digits=int(match.group(1)), ops=ops)
 
@@ -88,7 +92,7 @@ def encode(text: str) -> list[int]:
     return [TOKEN_ID[char] for char in text]
 
 
-def decode(token_ids) -> str:
+def decode(token_ids: Iterable[int] | torch.Tensor) -> str:
     """Token ids to text, stopping at EOS and dropping padding."""
     chars = []
     for token_id in token_ids:
@@ -203,7 +207,7 @@ def score_answers(responses: list[str], answers: list[str], kind: str = "exact")
     fraction of a point, which is what makes the group std tiny but non-zero.
     """
     if kind not in REWARD_KINDS:
-        raise ValueError(f"reward={kind!r} is not valid: choose one of {', '.join(REWARD_KINDS)}")
+        raise ConfigError("reward", kind, f"choose one of {', '.join(REWARD_KINDS)}")
     scores = []
     for response, answer in zip(responses, answers):
         if kind == "exact":
@@ -228,12 +232,12 @@ class RewardModel:
 
     def __init__(self, kind: str = "exact", offset: float = 0.0, scale: float = 1.0, noise: float = 0.0, seed: int = 0, hard_scale: float = 1.0):
         if kind not in REWARD_KINDS:
-            raise ValueError(f"reward={kind!r} is not valid: choose one of {', '.join(REWARD_KINDS)}")
+            raise ConfigError("reward", kind, f"choose one of {', '.join(REWARD_KINDS)}")
         self.kind, self.offset, self.scale, self.noise, self.hard_scale = kind, offset, scale, noise, hard_scale
         self.generator = torch.Generator().manual_seed(seed + 7919)
 
     @classmethod
-    def for_config(cls, config, seed: int) -> RewardModel:
+    def for_config(cls, config: TrainConfig, seed: int) -> RewardModel:
         """The reward model a TrainConfig describes (reward, reward_offset, reward_scale, reward_noise,
         hard_reward_scale), its noise seeded by ``seed``."""
         return cls(config.reward, config.reward_offset, config.reward_scale, config.reward_noise, seed, config.hard_reward_scale)

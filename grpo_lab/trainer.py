@@ -25,11 +25,13 @@ import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path, PurePath
+from typing import Any
 
 import torch
 
 from .advantages import BASELINES, EPS_MODES, GROUP_BASELINES, STD_SCOPES, EMABaseline, compute_advantages, equal_groups
 from .critic import ValueModel, answer_values, explained_variance, gae, update_critic, whiten
+from .errors import ConfigError
 from .evaluation import greedy_accuracy, greedy_correct
 from .files import finite_json
 from .losses import LOSS_AGGREGATIONS, aggregate, kl_k3, policy_loss_terms
@@ -54,7 +56,7 @@ MAX_PROMPTS_PER_STEP = 1024
 PROBE_CHUNKS = 4  # backward passes per gradient-noise probe (probes.py): fewer is cheaper, more is less noisy
 
 
-def knob(default, help: str):
+def knob(default: object, help: str) -> Any:
     """A TrainConfig field: its default and one line of help (shown by ``python -m grpo_lab train --help``)."""
     return field(default=default, metadata={"help": help})
 
@@ -187,7 +189,7 @@ class TrainConfig:
         ]
 
     def validate(self) -> TrainConfig:
-        """Raise one ValueError naming the knob, the value and the allowed range; return self.
+        """Raise one ConfigError (a ValueError) naming the knob, the value and the allowed range; return self.
 
         Every knob is checked for its type first (the annotation: a str for a float knob, a bool
         for an int knob, anything but True/False for a bool knob are refused), then for its range;
@@ -199,17 +201,17 @@ class TrainConfig:
             value, kind = getattr(self, config_field.name), str(config_field.type)
             if not is_of_kind(value, kind):
                 allowed = next((words for name, _, words in rules if name == config_field.name), f"must be {KIND_WORDS[kind]}")
-                raise ValueError(f"{config_field.name}={shown(value)} is not valid: {allowed} ({type(value).__name__}, not {KIND_WORDS[kind]})")
+                raise ConfigError(config_field.name, value, f"{allowed} ({type(value).__name__}, not {KIND_WORDS[kind]})", shown(value))
         for name, test, allowed in rules:
             try:
                 ok = bool(test(getattr(self, name)))
             except (OverflowError, TypeError):  # e.g. an integer too large to compare as a float
                 ok = False
             if not ok:
-                raise ValueError(f"{name}={shown(getattr(self, name))} is not valid: {allowed}")
+                raise ConfigError(name, getattr(self, name), allowed, shown(getattr(self, name)))
         problem = memory_problem(self)
         if problem:
-            raise ValueError(problem)
+            raise problem
         return self
 
     @property
@@ -232,9 +234,9 @@ class TrainConfig:
         return cls(**values)
 
 
-def memory_problem(config: TrainConfig) -> str | None:
-    """None when a step of ``config`` fits in the memory available (memory.py), else one line that
-    names the knob to change: micro_batch_size (and probe_every, whose probe back-propagates a
+def memory_problem(config: TrainConfig) -> ConfigError | None:
+    """None when a step of ``config`` fits in the memory available (memory.py), else the ConfigError
+    to raise, naming the knob to change: micro_batch_size (and probe_every, whose probe back-propagates a
     share of the batch at once) when micro-batches would fit, prompts_per_step when nothing would."""
     available = available_bytes(resolve_device(config.device))
     if available is None:
@@ -254,24 +256,24 @@ def memory_problem(config: TrainConfig) -> str | None:
         f"usable ({USABLE_FRACTION:.0%} of the {have:.1f} GB available)"
     )
     if step_bytes(responses, 1, *lengths) > budget:
-        return f"prompts_per_step={P} is not valid: {shape}, and even micro-batches of 1 would not fit; use fewer prompts or a smaller group_size"
+        return ConfigError("prompts_per_step", P, f"{shape}, and even micro-batches of 1 would not fit; use fewer prompts or a smaller group_size")
     fits = next(size for size in (2**k for k in range(20, -1, -1)) if step_bytes(responses, size, *lengths) <= budget)
     advice = f"set micro_batch_size to {fits} or less (--micro-batch-size {fits}: the same gradient, less memory)"
     if probe_rows > fits:
         advice += " and probe_every to 0 (the gradient-noise probe back-propagates a quarter of the batch at once)"
-    return f"micro_batch_size={config.micro_batch_size} is not valid: {shape}; {advice}"
+    return ConfigError("micro_batch_size", config.micro_batch_size, f"{shape}; {advice}")
 
 
 KIND_WORDS = {"int": "an integer", "float": "a number", "bool": "True or False", "str": "a string"}
 
 
-def shown(value, limit: int = 60) -> str:
+def shown(value: object, limit: int = 60) -> str:
     """repr(value), cut to ``limit`` characters (an error line stays one readable line)."""
     text = repr(value)
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
-def is_of_kind(value, kind: str) -> bool:
+def is_of_kind(value: object, kind: str) -> bool:
     """Whether ``value`` fits a knob annotated ``kind``: bools only for 'bool', never for numbers;
     an int is a fine 'float'."""
     if kind == "bool" or isinstance(value, bool):
@@ -614,12 +616,14 @@ def update_policy(config: TrainConfig, state: RunState, batch: Rollout, adv_abs_
     return metrics
 
 
-def rollout_loss_terms(policy, chunk: Rollout, config: TrainConfig) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
+def rollout_loss_terms(policy: TinyTransformer, chunk: Rollout, config: TrainConfig) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
     """``losses.policy_loss_terms`` of a rollout's rows: the per-token loss [b, La] and its diagnostics."""
     return policy_loss_terms(policy, chunk.prompts, chunk.answers, chunk.mask, chunk.old_logprobs, chunk.ref_logprobs, chunk.token_advantages, config)
 
 
-def group_gradients(policy, parameters, batch: Rollout, config, group_size, max_len) -> torch.Tensor:
+def group_gradients(
+    policy: TinyTransformer, parameters: list[torch.Tensor], batch: Rollout, config: TrainConfig, group_size: int, max_len: int
+) -> torch.Tensor:
     """Gradient of each group's loss, [num_groups, n_params]; the batch's rows are grouped by
     ``group_size`` (probes.py). A "group" here may be several GRPO groups in a row: a chunk of the
     batch."""
@@ -634,7 +638,7 @@ def group_gradients(policy, parameters, batch: Rollout, config, group_size, max_
     return per_group_gradients(parameters, group_loss, num_groups)
 
 
-def accumulate_gradients(policy, batch: Rollout, config: TrainConfig, max_len: int) -> tuple[float, dict[str, float]]:
+def accumulate_gradients(policy: TinyTransformer, batch: Rollout, config: TrainConfig, max_len: int) -> tuple[float, dict[str, float]]:
     """Backpropagate the batch loss into ``.grad``, ``micro_batch_size`` responses at a time.
 
     batch: the B responses to train on (rollout.py: every tensor [B, ...]). The gradient equals the
@@ -664,7 +668,9 @@ def probe_chunks(num_groups: int) -> int:
     return next(k for k in range(min(num_groups, PROBE_CHUNKS), num_groups + 1) if num_groups % k == 0)
 
 
-def probe_gradient_noise(policy, parameters, batch: Rollout, config, group_size, max_len) -> dict:
+def probe_gradient_noise(
+    policy: TinyTransformer, parameters: list[torch.Tensor], batch: Rollout, config: TrainConfig, group_size: int, max_len: int
+) -> dict[str, float]:
     """grad_var and grad_snr of this step's gradient from the gradients of ``probe_chunks`` chunks
     of whole groups of ``batch`` (probes.py)."""
     num_groups = len(batch) // group_size

@@ -6,7 +6,8 @@ import sys
 
 import pytest
 
-from grpo_lab.cli import main
+from grpo_lab.cli import flag_message, main
+from grpo_lab.errors import ConfigError
 
 
 def run_cli(*args):
@@ -103,3 +104,13 @@ def test_help_shows_every_knobs_help_line(monkeypatch):
         assert help_line, f"{config_field.name} has no help line"
         assert " ".join(help_line.split()) in text, config_field.name
     assert TrainConfig().samples_per_step == TrainConfig().prompts_per_step * TrainConfig().group_size
+
+
+def test_the_flag_line_is_built_from_the_errors_parts():
+    """The knob becomes its flag; the allowed range is copied as it is, even where it holds 'name=' text."""
+    error = ConfigError("micro_batch_size", 0, "use micro_batch_size=64 (--micro-batch-size 64)")
+    assert flag_message(error) == "--micro-batch-size=0 is not valid: use micro_batch_size=64 (--micro-batch-size 64)"
+    assert str(error) == "micro_batch_size=0 is not valid: use micro_batch_size=64 (--micro-batch-size 64)"
+    folder = ConfigError("pretrain's output folder", "/data", "'/data' is a file, not a folder")  # not a flag: as it reads
+    assert flag_message(folder) == str(folder)
+    assert flag_message(ValueError("policy file x.pt is not a grpo-lab policy")) == "policy file x.pt is not a grpo-lab policy"

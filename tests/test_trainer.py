@@ -1,15 +1,17 @@
 """TrainConfig validation, the training loop's contract, gradient accumulation and failure messages.
 Runs here are a few steps long: they test the machinery, not learning (see test_learning.py)."""
 
+import pickle
 import threading
 
 import pytest
 import torch
 
 from grpo_lab import TrainConfig, train
-from grpo_lab.policy import load_reference_policy, sample
-from grpo_lab.rollout import Rollout
-from grpo_lab.task import ProblemSampler, Task
+from grpo_lab.errors import ConfigError
+from grpo_lab.policy import available_devices, load_reference_policy, sample
+from grpo_lab.rollout import Rollout, rollout
+from grpo_lab.task import ProblemSampler, RewardModel, Task, eval_batch
 from grpo_lab.trainer import accumulate_gradients, probe_chunks
 
 SHORT = dict(steps=4, prompts_per_step=4, group_size=4, eval_every=2, probe_every=2)
@@ -46,6 +48,51 @@ def test_bad_config_gives_one_line_naming_the_knob(overrides, message):
         TrainConfig(**overrides).validate()
     assert message in str(error.value)
     assert "\n" not in str(error.value)
+
+
+@pytest.mark.parametrize(
+    "overrides, knob, value, allowed",
+    [
+        ({"group_size": 1}, "group_size", 1, "must be an integer from 2 to 256 (baseline='zscore' needs at least 2 responses per group)"),
+        ({"lr": "fast"}, "lr", "fast", "must be in (0, 1] (str, not a number)"),
+        ({"baseline": "median"}, "baseline", "median", "choose one of none, mean, zscore, rloo, ema, critic"),
+        ({"task": "9d+"}, "task", "9d+", "write '{digits}d{ops}' with digits 1 to 3 and ops from '+-*', e.g. '2d+' or '1d+-*'"),
+        ({"device": "tpu"}, "device", "tpu", "this machine has " + ", ".join(available_devices())),
+        ({"seed": -1}, "seed", -1, "must be an integer from 0 to 2**31 - 1"),
+    ],
+)
+def test_a_config_error_carries_the_knob_the_value_and_the_allowed_range(overrides, knob, value, allowed):
+    with pytest.raises(ConfigError) as caught:
+        TrainConfig(**overrides).validate()
+    error = caught.value
+    assert isinstance(error, ValueError)  # `except ValueError` still catches it
+    assert (error.knob, error.value, error.allowed) == (knob, value, allowed)
+    assert str(error) == f"{knob}={value!r} is not valid: {allowed}"
+    copy = pickle.loads(pickle.dumps(error))  # the sweep's worker processes send errors back pickled
+    assert (type(copy), copy.knob, copy.value, copy.allowed, str(copy)) == (ConfigError, knob, value, allowed, str(error))
+
+
+def test_a_config_error_shortens_a_long_value_in_its_line_but_keeps_it_whole():
+    long_name = "exact" * 20
+    with pytest.raises(ConfigError) as caught:
+        TrainConfig(reward=long_name).validate()
+    assert caught.value.value == long_name and len(caught.value.value_text) == 60 and caught.value.value_text.endswith("...")
+    assert str(caught.value).startswith(f"reward={caught.value.value_text} is not valid: choose one of exact, partial")
+
+
+def test_rollout_samples_a_given_batch_of_problems_as_it_samples_drawn_ones():
+    """rollout() on a ProblemBatch (the held-out set) draws the same answers as on a sampler that
+    draws those problems: the batch only replaces where the problems come from."""
+    task, policy = Task.parse("2d+"), load_reference_policy("default")
+    sampler = ProblemSampler(task, 3)
+    drawn = rollout(policy, sampler, RewardModel(), 5, 2, task.max_answer_length, 1.0, torch.Generator().manual_seed(0))
+    given = rollout(policy, ProblemSampler(task, 3).sample(5), RewardModel(), 5, 2, task.max_answer_length, 1.0, torch.Generator().manual_seed(0))
+    assert all(torch.equal(drawn[key], given[key]) for key in drawn)
+    held_out = eval_batch(task)
+    groups = rollout(policy, held_out, RewardModel(), len(held_out.answers), 3, task.max_answer_length, 1.0, torch.Generator())
+    assert torch.equal(groups["prompts"][::3], held_out.prompts) and groups["rewards"].shape == (len(held_out.answers), 3)
+    with pytest.raises(ConfigError, match="prompts_per_batch=4 is not valid: the given ProblemBatch holds 300 problems"):
+        rollout(policy, held_out, RewardModel(), 4, 3, task.max_answer_length, 1.0, torch.Generator())
 
 
 @pytest.mark.parametrize("baseline", ["none", "ema", "critic"])

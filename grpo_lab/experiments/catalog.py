@@ -12,6 +12,7 @@ import math
 import statistics
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 from ..trainer import TrainConfig
 from .stats import compare
@@ -37,11 +38,11 @@ class Experiment:
     derive: Callable[[list[dict]], dict] | None = None
 
 
-def cell(label: str, axes: dict, kind: str = "train", **config) -> dict:
+def cell(label: str, axes: dict, kind: str = "train", **config: Any) -> dict:
     return {"label": label, "axes": axes, "config": {"kind": kind, **config}}
 
 
-def training(steps: int, eval_every: int = 10, **overrides) -> dict:
+def training(steps: int, eval_every: int = 10, **overrides: Any) -> dict:
     """TrainConfig overrides for an experiment's run: no gradient probe (the variance experiment
     measures that), evaluation every ``eval_every`` steps."""
     return {"steps": steps, "eval_every": eval_every, "probe_every": 0, **overrides}

@@ -6,9 +6,13 @@ Every panel shows the mean over seeds with a band or error bars of one standard 
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 import numpy as np
+from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
+from ..errors import ConfigError
 from ..plots import draw_error_points, draw_seed_band
 from .catalog import BASELINES, GRPO_LABEL, GRPO_NOISY_LABEL, PPO_LABEL, PPO_NOISY_LABEL, TARGET_ACCURACY
 
@@ -17,12 +21,12 @@ BASELINE_COLORS = {"none": "tab:gray", "mean": "tab:blue", "rloo": "tab:green", 
 SPREAD_NOTE = "lines: mean over seeds; bands and bars: +- 1 std over seeds"
 
 
-def cells_where(result: dict, **axes) -> list[dict]:
+def cells_where(result: dict, **axes: object) -> list[dict]:
     """The result's cells whose axes match every given value, in grid order."""
     return [cell for cell in result["cells"] if all(cell["axes"].get(key) == value for key, value in axes.items())]
 
 
-def stat(cell: dict, metric: str, field: str = "mean"):
+def stat(cell: dict, metric: str, field: str = "mean") -> float | None:
     return cell["summary"].get(metric, {}).get(field)
 
 
@@ -54,7 +58,16 @@ def means_and_stds(cells: list[dict], metric: str) -> tuple[list, list]:
     return [stat(c, metric) for c in cells], [stat(c, metric, "std") for c in cells]
 
 
-def style(axis, title: str, xlabel: str, ylabel: str, log_x: bool = False, log_y: bool = False, legend: str | None = "best", twins=()) -> None:
+def style(
+    axis: Axes,
+    title: str,
+    xlabel: str,
+    ylabel: str,
+    log_x: bool = False,
+    log_y: bool = False,
+    legend: str | None = "best",
+    twins: tuple[Axes, ...] = (),
+) -> None:
     """Title, axis labels, scales, grid and a legend for the artists of ``axis`` and its ``twins`` (twinx axes).
     legend: a matplotlib location, "above bars" (raise the y limits and put the legend in the room this makes,
     so that it covers no bar or error bar), or None."""
@@ -73,7 +86,7 @@ def style(axis, title: str, xlabel: str, ylabel: str, log_x: bool = False, log_y
 
 
 def draw_bars(
-    axis, tick_labels: list[str], bars: list[tuple[list, list, dict]], group_width: float = 0.8, first_slot: int = 0, slots: int = 0
+    axis: Axes, tick_labels: list[str], bars: list[tuple[list, list, dict]], group_width: float = 0.8, first_slot: int = 0, slots: int = 0
 ) -> None:
     """Side-by-side bars with +- 1 std error bars: one group per tick label, and in each group one bar per
     entry of ``bars`` = [(seed means, seed stds, Axes.bar keyword arguments)]. A group has ``slots`` places
@@ -93,7 +106,7 @@ def draw_bars(
     axis.set_xticklabels(tick_labels)
 
 
-def room_above(*axes, fraction: float = 0.3) -> None:
+def room_above(*axes: Axes, fraction: float = 0.3) -> None:
     """Raise the top of each y axis so that the data fill at most the lower (1 - fraction) of the panel,
     leaving the top free for a legend ("upper ..." locations) that must not cover bars or error bars."""
     for axis in axes:
@@ -101,13 +114,15 @@ def room_above(*axes, fraction: float = 0.3) -> None:
         axis.set_ylim(bottom, bottom + (top - bottom) / (1 - fraction))
 
 
-def figure_legend(figure: Figure, axis) -> None:
+def figure_legend(figure: Figure, axis: Axes) -> None:
     """One legend under all panels, for the lines of ``axis`` (every panel draws the same ones)."""
     handles, labels = axis.get_legend_handles_labels()
     figure.legend(handles, labels, loc="outside lower center", ncol=len(labels), fontsize=8)
 
 
-def new_figure(rows: int, cols: int, width: float, height: float, result: dict, title: str):
+def new_figure(rows: int, cols: int, width: float, height: float, result: dict, title: str) -> tuple[Figure, np.ndarray]:
+    """A constrained-layout figure of rows x cols panels (the axes as a flat or 2-D array) under a title that
+    names the mode, the seeds, the spread shown and the command that made ``result``."""
     figure = Figure(figsize=(width, height), layout="constrained")
     axes = np.atleast_1d(figure.subplots(rows, cols))
     mode = "fast mode, " if result["fast"] else ""
@@ -115,7 +130,7 @@ def new_figure(rows: int, cols: int, width: float, height: float, result: dict, 
     return figure, axes
 
 
-def group_size_ticks(axis, sizes) -> None:
+def group_size_ticks(axis: Axes, sizes: Iterable[int]) -> None:
     axis.set_xticks(list(sizes))
     axis.set_xticklabels([str(s) for s in sizes])
 
@@ -575,5 +590,5 @@ FIGURES = {
 def experiment_figure(name: str, result: dict) -> Figure:
     """The figure of experiment ``name`` drawn from a result dict (run_experiment or load_result)."""
     if name not in FIGURES:
-        raise ValueError(f"experiment={name!r} is not valid: choose one of {', '.join(FIGURES)}")
+        raise ConfigError("experiment", name, f"choose one of {', '.join(FIGURES)}")
     return FIGURES[name](result)

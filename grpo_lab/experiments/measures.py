@@ -27,11 +27,12 @@ import torch
 
 from ..advantages import EMABaseline, compute_advantages
 from ..critic import ValueModel, answer_values, gae, update_critic
+from ..errors import ConfigError
 from ..evaluation import greedy_correct
-from ..policy import TinyTransformer, load_reference_policy, sample
+from ..policy import TinyTransformer, load_reference_policy
 from ..probes import cosine_similarity, gradient_noise
 from ..rollout import Rollout, rollout
-from ..task import ProblemSampler, RewardModel, Task, decode, eval_batch
+from ..task import ProblemSampler, RewardModel, Task, eval_batch
 from ..trainer import TrainConfig, group_gradients, train
 
 LATE_FRACTION = 0.2  # "late" accuracy: the mean of the evaluations in the last 20% of the steps
@@ -142,7 +143,7 @@ def fixed_policy(name: str, half_trained_steps: int) -> TinyTransformer:
     if name == "reference":
         return load_reference_policy("default")
     if name != "half-trained":
-        raise ValueError(f"policy={name!r} is not valid: choose 'reference' or 'half-trained'")
+        raise ConfigError("policy", name, "choose 'reference' or 'half-trained'")
     return train(TrainConfig(steps=half_trained_steps, seed=0, eval_every=0, probe_every=0, device="cpu")).policy
 
 
@@ -299,7 +300,7 @@ class SavedActivationMeter:
     of responses in a backward pass, which micro-batching bounds.
     """
 
-    def __init__(self):
+    def __init__(self) -> None:
         self.live, self.peak = 0, 0
         self._hooks = torch.autograd.graph.saved_tensors_hooks(self._pack, self._unpack)
 
@@ -318,11 +319,11 @@ class SavedActivationMeter:
     def _unpack(holder):
         return holder[0]
 
-    def __enter__(self):
+    def __enter__(self) -> SavedActivationMeter:
         self._hooks.__enter__()
         return self
 
-    def __exit__(self, *exc):
+    def __exit__(self, *exc: object) -> bool | None:
         return self._hooks.__exit__(*exc)
 
 
@@ -404,19 +405,16 @@ def critic_fit_unit(config: dict, seed: int) -> dict:
     task = Task.parse("2d+")
     max_len = task.max_answer_length
     settings = TrainConfig.from_dict({**config["critic"], "baseline": "critic", "group_size": 1})
-    generator = torch.Generator().manual_seed(seed + 31_337)
+    generator = torch.Generator().manual_seed(seed + 31_337)  # every response below, held out and trained on, in this order
     reward_model = RewardModel()
 
-    def rollouts(prompts: torch.Tensor, answers_text: list[str]) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-        answers, mask = sample(policy, prompts, max_len, 1.0, generator)
-        return answers, mask, reward_model([decode(row) for row in answers], answers_text)[0]
-
     held_out = eval_batch(task)
-    K, M = config["targets_per_prompt"], config["oracle_samples"]
-    target_prompts = held_out.prompts.repeat_interleave(K, dim=0)
-    target_answers, target_mask, target_rewards = rollouts(target_prompts, [a for a in held_out.answers for _ in range(K)])
-    _, _, extra = rollouts(held_out.prompts.repeat_interleave(M, dim=0), [a for a in held_out.answers for _ in range(M)])
-    extra = extra.view(-1, M)  # [prompts, M], independent of the target responses
+    K, M, num_held_out = config["targets_per_prompt"], config["oracle_samples"], len(held_out.answers)
+    targets = rollout(policy, held_out, reward_model, num_held_out, K, max_len, 1.0, generator)
+    target_prompts, target_answers, target_mask = targets["prompts"], targets["answers"], targets["mask"]
+    target_rewards = targets["rewards"].reshape(-1)  # [prompts * K]
+    # [prompts, M], independent of the target responses
+    extra = rollout(policy, held_out, reward_model, num_held_out, M, max_len, 1.0, generator)["rewards"]
 
     def prompt_ev(estimate: torch.Tensor) -> float:  # estimate [prompts] -> EV against the K targets of each prompt
         return explained_variance_of(estimate.repeat_interleave(K), target_rewards)
@@ -430,7 +428,7 @@ def critic_fit_unit(config: dict, seed: int) -> dict:
     optimizer = torch.optim.Adam(value_model.parameters(), lr=settings.critic_lr)
     shuffle = torch.Generator().manual_seed(seed + 1)
     problems = ProblemSampler(task, seed + 4242)
-    fixed_batch = None
+    batch = None
     checkpoints = {round(2 ** (k / 2)) for k in range(2 * int(math.log2(config["batches"])) + 1)} | {config["batches"]}
     series: dict[str, list] = {"updates": [], "ev_prompt": [], "ev_token": [], "train_ev_token": []}
     updates, train_ev = 0, None
@@ -445,10 +443,10 @@ def critic_fit_unit(config: dict, seed: int) -> dict:
 
     measure()
     for batch_number in range(1, config["batches"] + 1):
-        if fixed_batch is None or config["data"] == "fresh":
-            problems_batch = problems.sample(config["prompts_per_batch"])
-            fixed_batch = (problems_batch.prompts, *rollouts(problems_batch.prompts, problems_batch.answers))
-        prompts, answers, mask, rewards = fixed_batch
+        if batch is None or config["data"] == "fresh":  # 'fixed': the first batch's rollouts, every time
+            batch = rollout(policy, problems, reward_model, config["prompts_per_batch"], 1, max_len, 1.0, generator)
+        prompts, answers, mask = batch["prompts"], batch["answers"], batch["mask"]
+        rewards = batch["rewards"].reshape(-1)  # one response per prompt: [prompts_per_batch]
         with torch.no_grad():
             old_values = answer_values(value_model, prompts, answers)
         _, returns = gae(rewards, old_values, mask, 1.0, settings.gae_lambda)

@@ -16,8 +16,10 @@ import os
 import time
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 from .. import __version__, paths
+from ..errors import ConfigError
 from ..files import finite_json, json_text, write_atomically
 from ..trainer import TrainConfig
 from .catalog import EXPERIMENTS
@@ -46,16 +48,16 @@ SIGNIFICANT_DIGITS = 6
 
 def check_name(name: str) -> None:
     if name not in EXPERIMENTS:
-        raise ValueError(f"experiment={name!r} is not valid: choose one of {', '.join(EXPERIMENTS)}")
+        raise ConfigError("experiment", name, f"choose one of {', '.join(EXPERIMENTS)}")
 
 
 def check_options(name: str, seeds: int | None, workers: int) -> None:
-    """One ValueError naming the option, the value and the allowed range."""
+    """One ConfigError (a ValueError) naming the option, the value and the allowed range."""
     check_name(name)
     if seeds is not None and (not isinstance(seeds, int) or not 1 <= seeds <= 100):
-        raise ValueError(f"seeds={seeds!r} is not valid: must be an integer from 1 to 100")
+        raise ConfigError("seeds", seeds, "must be an integer from 1 to 100")
     if not isinstance(workers, int) or not 1 <= workers <= 64:
-        raise ValueError(f"workers={workers!r} is not valid: must be an integer from 1 to 64")
+        raise ConfigError("workers", workers, "must be an integer from 1 to 64")
 
 
 def command_line(name: str, seeds: int, fast: bool, workers: int) -> str:
@@ -87,7 +89,7 @@ def _run_job(job: tuple[int, dict, int]) -> tuple[int, dict]:
     return index, run_cell(config, seed)
 
 
-def rounded(value, digits: int = SIGNIFICANT_DIGITS):
+def rounded(value: Any, digits: int = SIGNIFICANT_DIGITS) -> Any:
     """Floats to ``digits`` significant digits, non-finite floats to None (JSON has no NaN), recursively."""
     if isinstance(value, float):
         return float(f"{value:.{digits}g}") if math.isfinite(value) else None

@@ -1,0 +1,28 @@
+"""``ConfigError``: a bad value for a knob, as one line naming the knob, the value and what is allowed.
+
+Every check of user input in the library raises it (``TrainConfig.validate``, ``Task.parse``,
+``resolve_device``, ``check_destination``, the sweep's options, ...). It is a ValueError, so
+``except ValueError`` keeps working, and its text is ``"{knob}={value!r} is not valid: {allowed}"``.
+The command line rebuilds the same line in flag form from its parts (``--group-size=1 is not
+valid: ...``), and the lab can point at the control that holds the knob.
+"""
+
+from __future__ import annotations
+
+
+class ConfigError(ValueError):
+    """knob: the name that was given a bad value (a TrainConfig field, an option such as ``out``);
+    value: the value given; allowed: what is allowed, in words; value_text: how the message shows
+    the value (``repr(value)`` unless the caller shortens it)."""
+
+    def __init__(self, knob: str, value: object, allowed: str, value_text: str | None = None):
+        self.knob, self.value, self.allowed = knob, value, allowed
+        self.value_text = repr(value) if value_text is None else value_text
+        super().__init__(self.message_for(knob))
+
+    def message_for(self, name: str) -> str:
+        """The error's line with the knob called ``name`` (e.g. its command-line flag)."""
+        return f"{name}={self.value_text} is not valid: {self.allowed}"
+
+    def __reduce__(self):  # rebuilt from its parts when it crosses a process boundary (the sweep's workers)
+        return type(self), (self.knob, self.value, self.allowed, self.value_text)
