@@ -42,7 +42,7 @@ class Rollout:
 
 def rollout(
     policy: TinyTransformer,
-    problems: ProblemSampler,
+    problems: ProblemSampler | ProblemBatch,
     reward_model: RewardModel,
     prompts_per_batch: int,
     group_size: int,
