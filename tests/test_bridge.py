@@ -217,6 +217,19 @@ def test_advantages_equal_trl_for_each_scaling_mode(bridge, reference, tmp_path,
 # --- the loss, the k3 KL and the gradient through TRL's _compute_loss ---------------------------
 
 
+def trl_inputs(prompts, answers, mask, ref_logprobs, advantages) -> dict:
+    """Our batch in the form GRPOTrainer's compute_loss reads."""
+    return {
+        "prompt_ids": prompts,
+        "prompt_mask": torch.ones_like(prompts),
+        "completion_ids": answers,
+        "completion_mask": mask.long(),
+        "advantages": advantages,
+        "num_items_in_batch": mask.sum(),
+        "ref_per_token_logps": ref_logprobs,
+    }
+
+
 def loss_inputs(reference, off_policy: bool):
     """Completions sampled from the reference, a perturbed copy as KL anchor, and (off_policy) old
     log-probs that differ from the current ones so that the ratio is clipped. Tensors [B, La]."""
@@ -255,15 +268,7 @@ def test_loss_kl_and_gradient_equal_trl(bridge, reference, tmp_path, loss_agg, k
     trainer.model.train()
     trainer.current_gradient_accumulation_steps = 1  # set by Trainer's loop; we call the loss outside it
     prompts, answers, mask, old_logprobs, ref_logprobs, advantages = loss_inputs(reference, off_policy)
-    inputs = {
-        "prompt_ids": prompts,
-        "prompt_mask": torch.ones_like(prompts),
-        "completion_ids": answers,
-        "completion_mask": mask.long(),
-        "advantages": advantages,
-        "num_items_in_batch": mask.sum(),
-        "ref_per_token_logps": ref_logprobs,
-    }
+    inputs = trl_inputs(prompts, answers, mask, ref_logprobs, advantages)
     if old_logprobs is not None:
         inputs["old_per_token_logps"] = old_logprobs
     theirs_loss = trainer._compute_loss(trainer.model, inputs)
@@ -302,15 +307,7 @@ def test_trl_bias_corrected_kl_would_change_the_gradient(bridge, reference, tmp_
         trainer.model.train()
         trainer.current_gradient_accumulation_steps = 1
         prompts, answers, mask, _, ref_logprobs, advantages = loss_inputs(reference, off_policy=False)
-        inputs = {
-            "prompt_ids": prompts,
-            "prompt_mask": torch.ones_like(prompts),
-            "completion_ids": answers,
-            "completion_mask": mask.long(),
-            "advantages": advantages,
-            "num_items_in_batch": mask.sum(),
-            "ref_per_token_logps": ref_logprobs,
-        }
+        inputs = trl_inputs(prompts, answers, mask, ref_logprobs, advantages)
         trainer._compute_loss(trainer.model, inputs).backward()
         grads[corrected] = trainer.model.transformer.wte.weight.grad.clone()
     assert not torch.allclose(grads[False], grads[True], rtol=1e-3, atol=1e-6)
