@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
@@ -50,10 +51,11 @@ class Block(nn.Module):
         self.norm2 = nn.LayerNorm(config.d_model)
         self.mlp = nn.Sequential(nn.Linear(config.d_model, 4 * config.d_model), nn.GELU(), nn.Linear(4 * config.d_model, config.d_model))
 
-    def forward(self, x: torch.Tensor, cache: dict | None = None) -> torch.Tensor:
+    def forward(self, x: torch.Tensor, cache: dict | None = None, visible: torch.Tensor | None = None) -> torch.Tensor:
         """x: [B, T, D]. With a ``cache``, keys and values of earlier positions are kept in it, so
         new tokens attend to the past (a shared prompt, or the tokens sampled so far) without
-        recomputing it."""
+        recomputing it. ``visible`` [T, T]: which positions each position attends to (True: it
+        may), for packed sequences (``pack_answers``); without it attention is causal."""
         batch, length, width = x.shape
         q, k, v = self.qkv(self.norm1(x)).split(width, dim=-1)
         q, k, v = (t.view(batch, length, self.n_heads, -1).transpose(1, 2) for t in (q, k, v))
@@ -62,7 +64,9 @@ class Block(nn.Module):
         if cache is not None:
             cache["k"], cache["v"] = k, v
         past = k.shape[2] - length  # positions already in the cache
-        if past == 0:  # a block that starts at position 0: SDPA's own causal mask
+        if visible is not None:
+            attended = F.scaled_dot_product_attention(q, k, v, attn_mask=visible)
+        elif past == 0:  # a block that starts at position 0: SDPA's own causal mask
             attended = F.scaled_dot_product_attention(q, k, v, is_causal=True)
         else:  # new tokens after cached ones see all of the past, and the new tokens up to their own
             visible = torch.ones(length, k.shape[2], dtype=torch.bool, device=x.device).tril(past)
@@ -83,13 +87,17 @@ class TinyTransformer(nn.Module):
         self.norm = nn.LayerNorm(config.d_model)
         self.head = nn.Linear(config.d_model, config.vocab_size)
 
-    def forward(self, tokens: torch.Tensor, caches: list[dict] | None = None, start: int = 0) -> torch.Tensor:
+    def forward(self, tokens: torch.Tensor, caches: list[dict] | None = None, start: int = 0, packing: PackedAnswers | None = None) -> torch.Tensor:
         """tokens [B, T] at positions start..start+T-1 -> logits [B, T, V]. ``caches``: one dict
-        per block, filled and reused by ``sample``."""
-        positions = torch.arange(start, start + tokens.shape[1], device=tokens.device)
+        per block, filled and reused by ``sample``. ``packing``: the tokens are packed answers
+        (``pack_answers``), with their own positions and attention mask."""
+        if packing is None:
+            positions, visible = torch.arange(start, start + tokens.shape[1], device=tokens.device), None
+        else:
+            positions, visible = packing.positions, packing.visible
         x = self.token_embedding(tokens) + self.position_embedding(positions)
         for index, block in enumerate(self.blocks):
-            x = block(x, caches[index] if caches is not None else None)
+            x = block(x, caches[index] if caches is not None else None, visible)
         return self.head(self.norm(x))
 
     def num_parameters(self) -> int:
@@ -219,20 +227,72 @@ def sample_in_chunks(
     return torch.cat(pieces)
 
 
+MAX_PACKED_ANSWERS = 8  # answers per packed sequence: its attention grows with the square of its length
+
+
+@dataclass
+class PackedAnswers:
+    """Rows that repeat a prompt, g at a time, packed into one sequence each: the prompt once, then
+    the g answers (all but each answer's last token, which is only predicted).
+
+    tokens [S, Lp + g (La - 1)] (S = B / g sequences); positions [Lp + g (La - 1)]: each answer
+    restarts at Lp, as if it followed the prompt alone; visible [L, L]: the prompt is causal, and an
+    answer token sees the prompt and its own answer's tokens up to itself, never another answer's
+    (None when g = 1: a plain causal sequence).
+    """
+
+    tokens: torch.Tensor
+    positions: torch.Tensor
+    visible: torch.Tensor | None
+    rows_per_sequence: int
+    prompt_length: int
+    fed: int  # La - 1
+
+    def unpack(self, logits: torch.Tensor) -> torch.Tensor:
+        """The packed forward's logits [S, L, V] -> each row's answer-token logits [B, La, V] (the
+        distribution of answer token t, predicted from the prompt and tokens before t)."""
+        g, Lp = self.rows_per_sequence, self.prompt_length
+        first = logits[:, Lp - 1].repeat_interleave(g, dim=0)[:, None]  # [B, 1, V]: after the prompt
+        rest = logits[:, Lp:].reshape(len(logits) * g, self.fed, logits.shape[-1])  # [B, La - 1, V]
+        return torch.cat([first, rest], dim=1)
+
+
+def pack_answers(prompts: torch.Tensor, answers: torch.Tensor) -> PackedAnswers:
+    """Pack a batch for ``token_logprobs``. prompts [B, Lp], answers [B, La].
+
+    GRPO's batch repeats each prompt G times in a row. The rows are cut into pieces of g rows with
+    one prompt, g the largest divisor of every run of equal prompts' length up to
+    MAX_PACKED_ANSWERS (g = 1 when some prompt appears once: a plain causal sequence per row), and
+    each piece becomes one sequence. The prompt is computed once per piece instead of once per
+    row, and the answers, kept apart by the mask, give what each row would give on its own.
+    """
+    rows, Lp = prompts.shape
+    fed = answers.shape[1] - 1  # answer tokens that are input to the next prediction
+    run_starts = torch.ones(rows, dtype=torch.bool, device=prompts.device)
+    run_starts[1:] = (prompts[1:] != prompts[:-1]).any(dim=1)
+    run_lengths = torch.diff(torch.cat([run_starts.nonzero().squeeze(1), torch.tensor([rows], device=prompts.device)]))
+    common = math.gcd(*run_lengths.tolist())
+    g = max(d for d in range(1, min(common, MAX_PACKED_ANSWERS) + 1) if common % d == 0)
+    owner = torch.arange(g, device=prompts.device).repeat_interleave(fed)  # which answer each packed token belongs to
+    owner = torch.cat([torch.full((Lp,), -1, device=prompts.device), owner])  # -1: the prompt
+    positions = torch.cat([torch.arange(Lp, device=prompts.device), Lp + torch.arange(fed, device=prompts.device).repeat(g)])
+    same_or_prompt = (owner[None, :] == owner[:, None]) | (owner[None, :] == -1)
+    visible = same_or_prompt & (positions[None, :] <= positions[:, None]) if g > 1 else None
+    tokens = torch.cat([prompts[::g], answers[:, :fed].reshape(rows // g, g * fed)], dim=1)
+    return PackedAnswers(tokens, positions, visible, g, Lp, fed)
+
+
 def token_logprobs(
     policy: nn.Module, prompts: torch.Tensor, answers: torch.Tensor, with_entropy: bool = False
 ) -> torch.Tensor | tuple[torch.Tensor, torch.Tensor]:
     """Log-probability of each answer token under the policy.
 
     prompts: [B, Lp], answers: [B, La] -> logprobs [B, La] (and entropy [B, La] of the
-    next-token distribution at each answer position when ``with_entropy``). Each distinct
-    prompt is run once (``run_prompts``), then the answers attend to its cached keys and values.
+    next-token distribution at each answer position when ``with_entropy``). Rows that repeat a
+    prompt are run packed (``pack_answers``): the prompt once, then its answers side by side.
     """
-    first_logits, caches = run_prompts(policy, prompts)
-    logits = first_logits[:, None, :]  # [B, 1, V]: the first answer token's distribution
-    if answers.shape[1] > 1:
-        rest = policy(answers[:, :-1], caches, start=prompts.shape[1])  # [B, La - 1, V]
-        logits = torch.cat([logits, rest], dim=1)
+    packing = pack_answers(prompts, answers)
+    logits = packing.unpack(policy(packing.tokens, packing=packing))  # [B, La, V]
     log_probs = torch.log_softmax(logits.float(), dim=-1)
     chosen = log_probs.gather(-1, answers[:, :, None]).squeeze(-1)
     if not with_entropy:
