@@ -1,23 +1,22 @@
-"""Two levers on the step itself that change its arithmetic, measured and not adopted (issue 13).
+"""Levers on the step's arithmetic (issue 13): packed answers (adopted) and distinct responses (not).
 
     python benchmarks/bench_step_levers.py [--steps 40] [--rounds 3]
 
 The default step (16 prompts x G=8, 2d+, no evaluation or probe, one torch thread), three ways,
 alternating within one process, each round a fresh run of ``train_step`` from the reference:
 
-- as it is;
-- **distinct responses only**: a group often holds the same answer several times (in a default run
-  about half of the 128 responses repeat another of their group), and identical responses to one
-  prompt have identical advantages, so the loss runs forward and backward once per distinct
-  (prompt, answer) and weighs it by its count: the same gradient, summed in another order;
-- **packed groups**: the loss's forward runs one sequence per group, the prompt once and then the G
-  answers, with an attention mask that lets each answer see the prompt and its own earlier tokens
-  (instead of running the prompts, copying their keys and values to every row, then the answers).
+- **cached prompt (before)**: the loss's forward as it was until commit f934655: each distinct
+  prompt run once, its keys and values copied to each of its G rows, then the answers attend to
+  them;
+- **packed answers (now)**: ``policy.token_logprobs`` runs one sequence per group, the prompt once
+  and then its answers, with an attention mask that keeps the answers apart (``pack_answers``);
+- **+ distinct responses only**: a group often holds the same answer several times (in a default
+  run about half of the 128 responses repeat another of their group), and identical responses to one
+  prompt have identical advantages, so the loss runs once per distinct (prompt, answer), weighted by
+  its count: the same gradient, summed in another order (not adopted, see benchmarks/README.md).
 
-Both give the same loss and gradient up to rounding, so runs drift apart in the last digits and
-every cached result would have to be regenerated; see benchmarks/README.md ("vs TRL") for what
-they bought and why neither was adopted. Reports the median step of each and the last step's
-grad norm (equal to several digits on all three). Measurements, not assertions.
+All three give the same loss and gradient up to rounding. Reports the median step of each and the
+last step's grad norm. Measurements, not assertions.
 """
 
 from __future__ import annotations
@@ -29,14 +28,13 @@ import time
 from pathlib import Path
 
 import torch
-import torch.nn.functional as F
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_core import machine  # noqa: E402
 
 import grpo_lab.losses as losses  # noqa: E402
 import grpo_lab.trainer as trainer  # noqa: E402
-from grpo_lab.policy import TinyTransformer, token_logprobs  # noqa: E402
+from grpo_lab.policy import TinyTransformer, run_prompts  # noqa: E402
 
 WARMUP = 10
 
@@ -56,32 +54,13 @@ def distinct_rows_accumulate(policy, batch, config, max_len):
     return float(loss.detach()), {name: float((values * chunk.mask * weights).sum()) for name, values in diagnostics.items()}
 
 
-def packed_token_logprobs(policy: TinyTransformer, prompts, answers, with_entropy=False):
-    """``policy.token_logprobs`` with one sequence per group: [prompt, answer 1, ..., answer g] ([P, Lp + g (La - 1)])."""
-    rows, prompt_length = prompts.shape
-    new_run = torch.ones(rows, dtype=torch.bool)
-    new_run[1:] = (prompts[1:] != prompts[:-1]).any(dim=1)
-    groups = int(new_run.sum())
-    g, fed = rows // groups, answers.shape[1] - 1
-    if g * groups != rows or not bool(new_run[::g].all()):
-        return token_logprobs(policy, prompts, answers, with_entropy)  # not in equal runs: the usual way
-    owner = torch.cat([torch.full((prompt_length,), -1), torch.arange(g).repeat_interleave(fed)])  # -1: the prompt
-    position = torch.cat([torch.arange(prompt_length), prompt_length + torch.arange(fed).repeat(g)])
-    is_prompt = owner < 0
-    earlier = position[None, :] <= position[:, None]
-    visible = earlier & (is_prompt[None, :] | (owner[None, :] == owner[:, None]))
-    tokens = torch.cat([prompts[::g], answers[:, :-1].reshape(groups, g * fed)], dim=1)
-    x = policy.token_embedding(tokens) + policy.position_embedding(position)
-    for block in policy.blocks:
-        batch, length, width = x.shape
-        q, k, v = block.qkv(block.norm1(x)).split(width, dim=-1)
-        q, k, v = (t.view(batch, length, block.n_heads, -1).transpose(1, 2) for t in (q, k, v))
-        attended = F.scaled_dot_product_attention(q, k, v, attn_mask=visible)
-        x = x + block.proj(attended.transpose(1, 2).reshape(batch, length, width))
-        x = x + block.mlp(block.norm2(x))
-    logits = policy.head(policy.norm(x))  # [P, Lp + g * fed, V]
-    first = logits[:, prompt_length - 1].repeat_interleave(g, dim=0)[:, None]
-    logits = torch.cat([first, logits[:, prompt_length:].reshape(rows, fed, -1)], dim=1)
+def cached_prompt_token_logprobs(policy: TinyTransformer, prompts, answers, with_entropy=False):
+    """``policy.token_logprobs`` as it was before answers were packed (commit f934655): each distinct
+    prompt run once (``run_prompts``), its keys and values copied to every row, then the answers."""
+    first_logits, caches = run_prompts(policy, prompts)
+    logits = first_logits[:, None, :]
+    if answers.shape[1] > 1:
+        logits = torch.cat([logits, policy(answers[:, :-1], caches, start=prompts.shape[1])], dim=1)
     log_probs = torch.log_softmax(logits.float(), dim=-1)
     chosen = log_probs.gather(-1, answers[:, :, None]).squeeze(-1)
     return (chosen, -(log_probs.exp() * log_probs).sum(-1)) if with_entropy else chosen
@@ -90,10 +69,10 @@ def packed_token_logprobs(policy: TinyTransformer, prompts, answers, with_entrop
 def timed_run(lever: str, steps: int) -> tuple[float, float]:
     """(median step in ms, last grad norm) of WARMUP + steps default steps with ``lever`` on."""
     accumulate, logprobs = trainer.accumulate_gradients, losses.token_logprobs
-    if lever == "distinct responses only":
+    if lever == "packed answers + distinct responses only":
         trainer.accumulate_gradients = distinct_rows_accumulate
-    elif lever == "packed groups":
-        losses.token_logprobs = packed_token_logprobs
+    elif lever == "cached prompt (before)":
+        losses.token_logprobs = cached_prompt_token_logprobs
     try:
         config = trainer.TrainConfig(eval_every=0, probe_every=0, device="cpu").validate()
         state, problems = trainer.start_run(config)
@@ -113,7 +92,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--rounds", type=int, default=3, help="rounds of the three variants, alternating (default 3)")
     args = parser.parse_args(argv)
     torch.set_num_threads(1)
-    levers = ("as it is", "distinct responses only", "packed groups")
+    levers = ("cached prompt (before)", "packed answers (now)", "packed answers + distinct responses only")
     medians: dict[str, list[float]] = {lever: [] for lever in levers}
     norms: dict[str, float] = {}
     for _ in range(args.rounds):
@@ -126,7 +105,7 @@ def main(argv: list[str] | None = None) -> None:
         f"| default step, one thread ({args.rounds} runs x {args.steps} steps) | median step | speed-up | grad norm at step {WARMUP + args.steps} |"
     )
     print("|---|---|---|---|")
-    base = statistics.median(medians["as it is"])
+    base = statistics.median(medians["cached prompt (before)"])
     for lever in levers:
         median = statistics.median(medians[lever])
         print(f"| {lever} | {median:.1f} ms | {base / median:.2f}x | {norms[lever]:.6f} |")

@@ -116,8 +116,9 @@ def run_prompts(policy: TinyTransformer, prompts: torch.Tensor) -> tuple[torch.T
 
     prompts [B, Lp] -> (next-token logits at the last prompt position [B, V], one cache per block
     holding keys and values [B, H, Lp, D/H]). GRPO's batch repeats each prompt G times in a row,
-    so consecutive equal rows are computed once and their keys and values shared (gradients flow
-    back through the sharing); the result is the same as running every row.
+    so consecutive equal rows are computed once and their keys and values shared; the result is the
+    same as running every row. Sampling starts here (``generate``); the loss packs its rows instead
+    (``pack_answers``), which also saves copying the keys and values to every row.
     """
     starts_run = torch.ones(len(prompts), dtype=torch.bool, device=prompts.device)
     starts_run[1:] = (prompts[1:] != prompts[:-1]).any(dim=1)

@@ -12,6 +12,7 @@ from grpo_lab.policy import (
     answer_mask,
     load_policy,
     load_reference_policy,
+    pack_answers,
     sample,
     save_policy,
     token_logprobs,
@@ -141,6 +142,43 @@ def test_shared_prompts_give_the_same_logprobs_and_gradients_as_a_plain_forward(
     plain_gradients = torch.autograd.grad((plain * mask).sum(), parameters)
     for ours, reference in zip(shared_gradients, plain_gradients):
         assert torch.allclose(ours, reference, atol=1e-4, rtol=1e-4)
+
+
+@pytest.mark.parametrize(
+    ("run_lengths", "rows_per_sequence"),
+    [((8, 8, 8), 8), ((16, 8, 24), 8), ((4, 8, 12), 4), ((3, 6, 3), 3), ((8, 8, 1), 1), ((1, 1, 1), 1)],
+)
+def test_packed_answers_give_each_rows_logprobs_and_gradients(run_lengths, rows_per_sequence):
+    # runs of equal prompts are cut into pieces of g rows (the largest divisor of every run, at most
+    # MAX_PACKED_ANSWERS); each piece is one sequence, and each row still gets its own log-probs
+    policy = load_reference_policy("default")
+    distinct = ProblemSampler(Task.parse("2d+"), 6).sample(len(run_lengths)).prompts
+    prompts = torch.cat([distinct[index : index + 1].repeat(length, 1) for index, length in enumerate(run_lengths)])
+    parameters = list(policy.parameters())
+    for answer_length in (1, 3, 5):
+        answers, mask = sample(policy, prompts, answer_length, temperature=1.0, generator=torch.Generator().manual_seed(answer_length))
+        assert pack_answers(prompts, answers).rows_per_sequence == rows_per_sequence
+        packed, plain = token_logprobs(policy, prompts, answers), full_sequence_logprobs(policy, prompts, answers)
+        assert torch.allclose(packed, plain, atol=1e-5)
+        packed_gradients = torch.autograd.grad((packed * mask).sum(), parameters)
+        plain_gradients = torch.autograd.grad((plain * mask).sum(), parameters)
+        for ours, reference in zip(packed_gradients, plain_gradients):
+            assert torch.allclose(ours, reference, atol=1e-4, rtol=1e-4)
+
+
+def test_packed_answers_see_the_prompt_and_their_own_tokens_only():
+    prompts = ProblemSampler(Task.parse("2d+"), 0).sample(1).prompts.repeat(3, 1)  # one prompt, g = 3
+    answers = torch.tensor([[3, 4, EOS_ID], [5, EOS_ID, PAD_ID], [6, 7, EOS_ID]])
+    packing = pack_answers(prompts, answers)
+    Lp, fed = prompts.shape[1], answers.shape[1] - 1
+    assert packing.tokens.shape == (1, Lp + 3 * fed) and packing.rows_per_sequence == 3
+    assert packing.tokens[0, Lp:].tolist() == [3, 4, 5, EOS_ID, 6, 7]  # each answer without its last token
+    assert packing.positions[Lp:].tolist() == [Lp, Lp + 1] * 3  # every answer starts right after the prompt
+    visible = packing.visible
+    assert torch.equal(visible[:Lp, :Lp], torch.ones(Lp, Lp, dtype=torch.bool).tril())  # the prompt is causal
+    second_answer_second_token = Lp + fed + 1
+    seen = visible[second_answer_second_token].nonzero().squeeze(1).tolist()
+    assert seen == [*range(Lp), Lp + fed, Lp + fed + 1]  # the prompt, then its own answer's tokens so far
 
 
 def test_sampling_stops_when_every_answer_has_ended_and_still_pads_to_length():
