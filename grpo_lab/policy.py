@@ -111,6 +111,14 @@ def answer_mask(answers: torch.Tensor) -> torch.Tensor:
     return (eos_before == 0).float()
 
 
+def run_starts(prompts: torch.Tensor) -> torch.Tensor:
+    """prompts [B, Lp] -> [B] bool: True where a row's prompt differs from the row before (a run of
+    equal prompts, GRPO's group, starts there)."""
+    starts = torch.ones(len(prompts), dtype=torch.bool, device=prompts.device)
+    starts[1:] = (prompts[1:] != prompts[:-1]).any(dim=1)
+    return starts
+
+
 def run_prompts(policy: TinyTransformer, prompts: torch.Tensor) -> tuple[torch.Tensor, list[dict]]:
     """Run the prompts through the policy once per *distinct* prompt, and fill the caches.
 
@@ -120,8 +128,7 @@ def run_prompts(policy: TinyTransformer, prompts: torch.Tensor) -> tuple[torch.T
     same as running every row. Sampling starts here (``generate``); the loss packs its rows instead
     (``pack_answers``), which also saves copying the keys and values to every row.
     """
-    starts_run = torch.ones(len(prompts), dtype=torch.bool, device=prompts.device)
-    starts_run[1:] = (prompts[1:] != prompts[:-1]).any(dim=1)
+    starts_run = run_starts(prompts)
     caches: list[dict] = [{} for _ in policy.blocks]
     logits = policy(prompts[starts_run], caches)[:, -1, :]
     if not bool(starts_run.all()):
@@ -269,9 +276,7 @@ def pack_answers(prompts: torch.Tensor, answers: torch.Tensor) -> PackedAnswers:
     """
     rows, Lp = prompts.shape
     fed = answers.shape[1] - 1  # answer tokens that are input to the next prediction
-    run_starts = torch.ones(rows, dtype=torch.bool, device=prompts.device)
-    run_starts[1:] = (prompts[1:] != prompts[:-1]).any(dim=1)
-    run_lengths = torch.diff(torch.cat([run_starts.nonzero().squeeze(1), torch.tensor([rows], device=prompts.device)]))
+    run_lengths = torch.diff(torch.cat([run_starts(prompts).nonzero().squeeze(1), torch.tensor([rows], device=prompts.device)]))
     common = math.gcd(*run_lengths.tolist())
     g = max(d for d in range(1, min(common, MAX_PACKED_ANSWERS) + 1) if common % d == 0)
     owner = torch.arange(g, device=prompts.device).repeat_interleave(fed)  # which answer each packed token belongs to
