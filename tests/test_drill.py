@@ -170,12 +170,12 @@ def test_rerun_fast_writes_results_and_claims_to_a_scratch_folder_and_the_drill_
     # rerun_fast sets (delenv of an absent variable records nothing, and the folder would leak into later tests)
     monkeypatch.setenv(RESULTS_DIR_ENV, "")
     monkeypatch.delenv(RESULTS_DIR_ENV)
-    folder = drill.rerun_fast(["offset-and-scale"], tmp_path / "mine")
+    folder = drill_answers.rerun_fast(["offset-and-scale"], tmp_path / "mine")
     assert (folder / "offset-and-scale.json").is_file() and (folder / "claims.md").is_file()
     assert drill.results_folder() == folder and list(drill.cached_results()) == ["offset-and-scale"]
     assert "fast run, just now" in drill.results_sources()[0]
     with pytest.raises(ValueError, match="experiment='nope' is not valid"):
-        drill.rerun_fast(["nope"], tmp_path / "other")
+        drill_answers.rerun_fast(["nope"], tmp_path / "other")
 
 
 def test_the_chinese_plain_words_belong_to_claims_and_are_printed(capsys):
@@ -183,3 +183,14 @@ def test_the_chinese_plain_words_belong_to_claims_and_are_printed(capsys):
     drill.print_findings(["offset"], "zh")
     assert "通俗地说：" + drill.PLAIN_ZH["offset"] in capsys.readouterr().out
     assert "*通俗地说：* " + drill.PLAIN_ZH["scale"] in drill.claims_audit_zh()
+
+
+def test_the_evidence_module_does_not_import_the_answers_module():
+    """drill.py (results, findings, quiz) sits below drill_answers.py (answers, follow-ups, re-runs): no circle."""
+    import ast
+    from pathlib import Path
+
+    tree = ast.parse(Path(drill.__file__).read_text(encoding="utf-8"))
+    imported = {node.module for node in ast.walk(tree) if isinstance(node, ast.ImportFrom) and node.module}
+    imported |= {alias.name for node in ast.walk(tree) if isinstance(node, ast.Import) for alias in node.names}
+    assert not any(name.endswith("drill_answers") for name in imported), imported

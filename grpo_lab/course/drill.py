@@ -108,35 +108,6 @@ def results_sources(results: dict | None = None) -> list[str]:
     ]
 
 
-def answer_experiments() -> list[str]:
-    """The experiments whose numbers the model answers quote."""
-    from .drill_answers import ANSWERS
-
-    return list(dict.fromkeys(number.experiment for sentences in ANSWERS.values() for sentence in sentences for number in sentence.numbers))
-
-
-def rerun_fast(experiments: list[str] | None = None, folder: str | os.PathLike | None = None, workers: int = 2) -> Path:
-    """Re-run the --fast variants of ``experiments`` (default: those the model answers quote) into
-    ``folder`` (default: a new temporary folder), write claims.md there, and point the drill at it
-    (GRPO_LAB_RESULTS_DIR), so that every number the drill prints afterwards is one you produced.
-    Fast grids have fewer cells and seeds: numbers of cells they lack print as '?' or 'no data'."""
-    import tempfile
-
-    from ..experiments.claims_report import write_claims
-    from ..experiments.runner import check_name, run_experiment, write_result
-    from .notebook import RESULTS_DIR_ENV
-
-    names = list(experiments) if experiments is not None else answer_experiments()
-    for name in names:
-        check_name(name)
-    target = Path(folder) if folder is not None else Path(tempfile.mkdtemp(prefix="grpo-lab-results-"))
-    for name in names:
-        write_result(name, run_experiment(name, fast=True, workers=workers), target)
-    write_claims(directory=target)
-    os.environ[RESULTS_DIR_ENV] = str(target)
-    return target
-
-
 def findings(keys: list[str] | None = None, results: dict | None = None) -> list[tuple]:
     """(claim, finding) for the claims with these keys (all when None), in the order given, from
     ``results`` (default: the cached results)."""

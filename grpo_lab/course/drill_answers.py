@@ -1,5 +1,6 @@
 """The drill's model answers (30 seconds and 60 seconds, English and Chinese), its follow-ups and its
-reading list (notebooks 06).
+reading list (notebooks 06), and ``rerun_fast``, which re-runs the experiments the answers quote.
+drill.py (the evidence: result files, findings, the claims in Chinese, the quiz) never imports this module.
 
 Every sentence of a model answer carries the numbers it rests on as ``Number``s (drill.py), read from
 the result files when the answer is shown, so the answer stays true when the results are regenerated;
@@ -13,8 +14,10 @@ follow-ups in text/follow_ups.json, the reading list in text/reading.json.
 
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .drill import Number, cached_results, findings, quoted_number
@@ -59,6 +62,33 @@ def answers_from_text(text: dict) -> tuple[dict[str, str], dict[tuple[str, str],
 
 
 CUES, ANSWERS = load_text("answers.json", answers_from_text)
+
+
+def answer_experiments() -> list[str]:
+    """The experiments whose numbers the model answers quote."""
+    return list(dict.fromkeys(number.experiment for sentences in ANSWERS.values() for sentence in sentences for number in sentence.numbers))
+
+
+def rerun_fast(experiments: list[str] | None = None, folder: str | os.PathLike | None = None, workers: int = 2) -> Path:
+    """Re-run the --fast variants of ``experiments`` (default: those the model answers quote) into
+    ``folder`` (default: a new temporary folder), write claims.md there, and point the drill at it
+    (GRPO_LAB_RESULTS_DIR), so that every number the drill prints afterwards is one you produced.
+    Fast grids have fewer cells and seeds: numbers of cells they lack print as '?' or 'no data'."""
+    import tempfile
+
+    from ..experiments.claims_report import write_claims
+    from ..experiments.runner import check_name, run_experiment, write_result
+    from .notebook import RESULTS_DIR_ENV
+
+    names = list(experiments) if experiments is not None else answer_experiments()
+    for name in names:
+        check_name(name)
+    target = Path(folder) if folder is not None else Path(tempfile.mkdtemp(prefix="grpo-lab-results-"))
+    for name in names:
+        write_result(name, run_experiment(name, fast=True, workers=workers), target)
+    write_claims(directory=target)
+    os.environ[RESULTS_DIR_ENV] = str(target)
+    return target
 
 
 def check_choice(length: str, language: str) -> None:
