@@ -32,7 +32,9 @@ CLAIM_NOTEBOOKS: dict[str, str] = load_text("claim_notebooks.json", dict)
 
 @dataclass(frozen=True)
 class Number:
-    """One number the drill quotes: a metric of one cell of one experiment, as mean ± std over seeds."""
+    """One number the drill quotes, read from a result file: a metric of one cell of one experiment, as
+    mean ± std over seeds; with ``over`` (another cell of the experiment), the ratio of the two cells'
+    means ('6.85x', or in percent); with cell "derived", a value of the result's ``derived`` block (metric: a dotted path)."""
 
     label: str  # in Chinese
     experiment: str
@@ -40,6 +42,43 @@ class Number:
     metric: str
     percent: bool = False
     english: str = ""  # the label in English, for the numbers the English drill quotes
+    over: str = ""
+
+
+DERIVED = "derived"
+
+
+def number_value(number: Number, results: dict) -> dict:
+    """{mean, std, n} of a quoted number (std None for a ratio or a derived value; mean None when absent).
+    Raises KeyError when the result or its cell does not exist."""
+    from ..experiments.claims import stat
+
+    if number.cell == DERIVED:
+        value = results[number.experiment][DERIVED]
+        for key in number.metric.split("."):
+            value = value[key]
+        return {"mean": value, "std": None, "n": 0}
+    value = stat(results, number.experiment, number.cell, number.metric)
+    if not number.over:
+        return value
+    below = stat(results, number.experiment, number.over, number.metric)["mean"]
+    ratio = value["mean"] / below if value["mean"] is not None and below else None
+    return {"mean": ratio, "std": None, "n": 0}
+
+
+def written_number(number: Number, results: dict, language: str = "en") -> str:
+    """A quoted number as claims.md writes it: 'mean ± std (n=seeds)'; a ratio as '6.85x' ('6.85 倍' in
+    Chinese); a derived value with three significant digits (in percent with one decimal). Raises KeyError when absent."""
+    from ..experiments.stats import format_mean_std
+
+    value = number_value(number, results)
+    if value["std"] is not None or value["mean"] is None:
+        return format_mean_std(value, percent=number.percent)
+    if number.percent:
+        return f"{value['mean']:.1%}"
+    if number.over:
+        return f"{value['mean']:.2f}x" if language == "en" else f"{value['mean']:.2f} 倍"
+    return f"{value['mean']:.3g}"
 
 
 @dataclass(frozen=True)
@@ -108,6 +147,17 @@ def results_sources(results: dict | None = None) -> list[str]:
     ]
 
 
+def result_setting(name: str, results: dict) -> str:
+    """The setting one experiment's numbers hold in, from its result file: its regime (when the result names
+    one), task, reference policy, learning rate, steps, seeds and whether it was a --fast run."""
+    result = results[name]
+    train = result.get("train_defaults", {})
+    parts = [f"regime {result['regime']}"] if result.get("regime") else []
+    parts += [f"{key} {train[key]}" for key in ("task", "reference", "lr", "steps") if key in train]
+    parts.append(f"{result.get('seeds', '?')} seeds, {'fast' if result.get('fast') else 'full'} run")
+    return f"{name}: " + ", ".join(parts)
+
+
 def findings(keys: list[str] | None = None, results: dict | None = None) -> list[tuple]:
     """(claim, finding) for the claims with these keys (all when None), in the order given, from
     ``results`` (default: the cached results)."""
@@ -123,12 +173,9 @@ def findings(keys: list[str] | None = None, results: dict | None = None) -> list
 
 def quoted_number(number: Number, results: dict, language: str = "zh") -> str:
     """'label：mean ± std (n=seeds)', read from the result files; '无数据' ('no data') where the result lacks it."""
-    from ..experiments.claims import stat
-    from ..experiments.stats import format_mean_std
-
     label, colon, missing = (number.english or number.label, ": ", "no data in this result") if language == "en" else (number.label, "：", "无数据")
     try:
-        return f"{label}{colon}{format_mean_std(stat(results, number.experiment, number.cell, number.metric), percent=number.percent)}"
+        return f"{label}{colon}{written_number(number, results, language)}"
     except KeyError:
         return f"{label}{colon}{missing}"
 

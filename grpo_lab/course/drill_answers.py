@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from .drill import Number, cached_results, findings, quoted_number
+from .drill import Number, cached_results, findings, number_value, quoted_number, result_setting
 from .text_files import load_text
 
 if TYPE_CHECKING:
@@ -98,20 +98,22 @@ def check_choice(length: str, language: str) -> None:
         raise ValueError(f"language={language!r} is not valid: choose one of {', '.join(LANGUAGES)}")
 
 
-def spoken_number(number: Number, results: dict) -> str:
-    """A number as one says it: the seed mean, rounded ('0.77', '25%', '103k'); '?' when absent."""
-    from ..experiments.claims import stat
-
+def spoken_number(number: Number, results: dict, language: str = "en") -> str:
+    """A number as one says it: the seed mean, rounded ('0.77', '77%', '2.7k', a ratio '6.9x', in Chinese
+    '6.9 倍'); '?' when absent."""
     try:
-        mean = stat(results, number.experiment, number.cell, number.metric)["mean"]
+        mean = number_value(number, results)["mean"]
     except KeyError:
         return "?"
     if mean is None:
         return "?"
     if number.percent:
         return f"{100 * mean:.0f}%"
+    if number.over:
+        return f"{mean:.2g}x" if language == "en" else f"{mean:.2g} 倍"
     if abs(mean) >= 1000:
-        return f"{mean / 1000:.0f}k"
+        thousands = mean / 1000
+        return f"{thousands:.0f}k" if abs(thousands) >= 10 else f"{thousands:.1f}k"
     return f"{mean:.0f}" if abs(mean) >= 100 else f"{mean:.2g}"
 
 
@@ -119,7 +121,7 @@ def model_answer(length: str = "30s", language: str = "en", results: dict | None
     """The answer's sentences with their numbers read from ``results`` (default: the cached results)."""
     check_choice(length, language)
     results = cached_results() if results is None else results
-    return [sentence.text.format(*(spoken_number(n, results) for n in sentence.numbers)) for sentence in ANSWERS[(length, language)]]
+    return [sentence.text.format(*(spoken_number(n, results, language) for n in sentence.numbers)) for sentence in ANSWERS[(length, language)]]
 
 
 def spoken_length(text: str, language: str) -> int:
@@ -160,6 +162,10 @@ def print_answer(length: str = "30s", language: str = "en") -> None:
     print("\nThe numbers behind each sentence, and the verdicts of its claims:" if language == "en" else "\n每句话背后的数字，以及对应论断的结论：")
     for line in answer_evidence(length, language, results):
         print("  " + line)
+    print("\nWhere these numbers hold (each result file's setting):" if language == "en" else "\n这些数字成立的设定（各结果文件的设置）：")
+    experiments = dict.fromkeys(number.experiment for sentence in ANSWERS[(length, language)] for number in sentence.numbers)
+    for name in experiments:
+        print("  " + (result_setting(name, results) if name in results else f"{name}: " + ("no result" if language == "en" else "没有结果")))
 
 
 def say_it_aloud(length: str = "30s", language: str = "en") -> TimedAnswer:
