@@ -110,6 +110,8 @@ def claims_zh_from_text(text: dict) -> tuple[dict[str, str], dict[str, ClaimZh],
 # PLAIN_ZH: "in plain words" for the claims the drill explains in Chinese: what the numbers mean, whatever the
 # verdict (claims.md's English explanations are written from the numbers; these say the mechanism)
 VERDICTS_ZH, CLAIMS_ZH, PLAIN_ZH = load_text("claims_zh.json", claims_zh_from_text)
+# SCOPE_ZH: claims.md's preamble in Chinese (what each verdict means and what "here" is); the settings follow from the results
+SCOPE_ZH: str = load_text("claims_zh.json", lambda text: str(text["scope"]))
 
 
 def results_folder() -> Path:
@@ -149,11 +151,12 @@ def results_sources(results: dict | None = None) -> list[str]:
 
 def result_setting(name: str, results: dict) -> str:
     """The setting one experiment's numbers hold in, from its result file: its regime (when the result names
-    one), task, reference policy, learning rate, steps, seeds and whether it was a --fast run."""
+    one), its default task, reference policy and learning rate (a cell may change one: its label says so),
+    seeds and whether it was a --fast run."""
     result = results[name]
     train = result.get("train_defaults", {})
     parts = [f"regime {result['regime']}"] if result.get("regime") else []
-    parts += [f"{key} {train[key]}" for key in ("task", "reference", "lr", "steps") if key in train]
+    parts += [f"{key} {train[key]}" for key in ("task", "reference", "lr") if key in train]
     parts.append(f"{result.get('seeds', '?')} seeds, {'fast' if result.get('fast') else 'full'} run")
     return f"{name}: " + ", ".join(parts)
 
@@ -212,11 +215,13 @@ def print_findings(keys: list[str] | None = None, language: str = "en") -> None:
 
 
 def claims_audit_zh(results: dict | None = None) -> str:
-    """The claims audit in Chinese, as markdown: for every claim of the card (and of the literature),
+    """The claims audit in Chinese, as markdown: claims.md's preamble (what the verdicts mean, what "here" is,
+    each result's setting), then for every claim of the card (and of the literature),
     its verdict, the notebook that teaches it, how it is tested, its key numbers and the command that
     regenerates them, from the same result files as claims.md."""
     results = cached_results() if results is None else results
-    lines = ["| # | 论断 | 实验 | 结论 |", "|---|---|---|---|"]
+    settings = [f"- {result_setting(name, results)}" for name in results]
+    lines = [SCOPE_ZH, "", *settings, "", "| # | 论断 | 实验 | 结论 |", "|---|---|---|---|"]
     sections = []
     for index, (claim, finding) in enumerate(findings(None, results), 1):
         chinese = CLAIMS_ZH[claim.key]

@@ -176,6 +176,34 @@ def say_it_aloud(length: str = "30s", language: str = "en") -> TimedAnswer:
     return TimedAnswer(CUES[language], model_answer(length, language), SECONDS[length], language)
 
 
+# --- the card's own answer ------------------------------------------------------------------------------
+
+CARD = Path(__file__).resolve().parents[2] / "seed" / "000_7e9a11e1b2d7703d.txt"
+CARD_ANSWER_HEADING = "30 秒电梯版"
+
+
+def card_answer(path: str | os.PathLike = CARD) -> str:
+    """The card's own 30-second answer: the quoted paragraph under its '30 秒电梯版' heading."""
+    path = Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(f"{path} does not exist: the card ships in the repository's seed/ folder")
+    lines = path.read_text(encoding="utf-8").splitlines()
+    heading = next((index for index, line in enumerate(lines) if CARD_ANSWER_HEADING in line), None)
+    answer = next((line.strip() for line in lines[heading + 1 :] if line.strip()), "") if heading is not None else ""
+    if not answer:
+        raise ValueError(f"{path} has no paragraph under a {CARD_ANSWER_HEADING!r} heading")
+    return answer
+
+
+def print_card_answer(language: str = "en") -> None:
+    """The card's 30-second answer and its spoken length against the course's Chinese limit."""
+    check_choice("30s", language)
+    text = card_answer()
+    size, limit = spoken_length(text, "zh"), LIMITS[("30s", "zh")]
+    print(text)
+    print(f"\n({size} Chinese characters, limit {limit})" if language == "en" else f"\n（{size} 字，上限 {limit}）")
+
+
 # --- follow-ups ------------------------------------------------------------------------------------------
 
 
