@@ -3,6 +3,8 @@ in both languages, and the findings print from whatever results exist."""
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from grpo_lab.course import drill
@@ -194,3 +196,88 @@ def test_the_evidence_module_does_not_import_the_answers_module():
     imported = {node.module for node in ast.walk(tree) if isinstance(node, ast.ImportFrom) and node.module}
     imported |= {alias.name for node in ast.walk(tree) if isinstance(node, ast.Import) for alias in node.names}
     assert not any(name.endswith("drill_answers") for name in imported), imported
+
+
+# --- every number an answer quotes comes from a result file, the same in both languages --------------------
+
+NUMBER_TOKEN = re.compile(r"\d+(?:\.\d+)?")
+ARXIV_ID = re.compile(r"\d{4}\.\d{4,5}")
+
+
+def settings_named(sentence) -> set[str]:
+    """The numbers that name a setting of the cells a sentence quotes ('G = 8', '+5', 'x0.1', '128 prompts')."""
+    return set(NUMBER_TOKEN.findall(" ".join(f"{n.cell} {n.metric} {n.over} {n.english}" for n in sentence.numbers)))
+
+
+@pytest.mark.parametrize("key", list(drill_answers.ANSWERS))
+def test_every_number_an_answer_says_is_read_from_a_result_file_or_names_the_setting_it_holds_in(key):
+    """A number typed into an answer's text by hand ('0.77 vs 0.55') fails here: the text may only name the
+    settings of the cells it quotes; every measured number is a placeholder filled from the results."""
+    for sentence in drill_answers.ANSWERS[key]:
+        template = ARXIV_ID.sub("", re.sub(r"\{\d+\}", "", sentence.text))
+        typed = [token for token in NUMBER_TOKEN.findall(template) if token not in settings_named(sentence)]
+        assert not typed, (key, typed, sentence.text)
+
+
+def test_a_number_typed_into_an_answer_is_caught():
+    sentence = drill_answers.ANSWERS[("30s", "en")][1]
+    typed = drill_answers.Sentence(sentence.text + " (0.77 vs 0.55)", sentence.numbers, sentence.claims)
+    template = re.sub(r"\{\d+\}", "", typed.text)
+    assert {"0.77", "0.55"} <= {token for token in NUMBER_TOKEN.findall(template) if token not in settings_named(typed)}
+
+
+@pytest.mark.parametrize("length", drill_answers.LENGTHS)
+def test_the_english_and_chinese_answers_say_the_same_numbers(length):
+    results = drill.cached_results()
+    english, chinese = drill_answers.model_answer(length, "en", results), drill_answers.model_answer(length, "zh", results)
+    for en_sentence, zh_sentence, en_text, zh_text in zip(
+        drill_answers.ANSWERS[(length, "en")], drill_answers.ANSWERS[(length, "zh")], english, chinese
+    ):
+        assert en_sentence.numbers == zh_sentence.numbers
+        assert sorted(NUMBER_TOKEN.findall(ARXIV_ID.sub("", en_text))) == sorted(NUMBER_TOKEN.findall(ARXIV_ID.sub("", zh_text))), (en_text, zh_text)
+
+
+def test_the_chinese_audit_quotes_the_numbers_the_english_one_does():
+    """Each key number of the Chinese audit (CLAIMS_ZH) is one claims.md quotes for that claim, within rounding."""
+    results = drill.cached_results()
+    for claim, finding in drill.findings(None, results):
+        english = [float(token) for token in re.findall(r"-?\d+(?:\.\d+)?", finding.evidence + " " + finding.explanation)]
+        for number in drill.CLAIMS_ZH[claim.key].numbers:
+            mean = drill.number_value(number, results)["mean"]
+            value = 100 * mean if number.percent else mean
+            assert any(abs(value - quoted) <= 0.01 * abs(value) + 1e-12 for quoted in english), (claim.key, number.label, value)
+
+
+def test_a_derived_number_and_a_ratio_are_read_from_the_result_and_follow_it():
+    results = drill.cached_results()
+    crossover = drill.Number("交叉点", "grpo-vs-ppo", drill.DERIVED, "crossover_s_per_response")
+    ratio = drill.Number("倍数", "grpo-vs-ppo", "PPO critic (G=8, 16 prompts)", "time_per_step_s", over="GRPO (zscore, G=8, 16 prompts)")
+    assert drill.number_value(crossover, results)["mean"] == results["grpo-vs-ppo"]["derived"]["crossover_s_per_response"]
+    ppo, grpo = (stat(results, "grpo-vs-ppo", cell, "time_per_step_s")["mean"] for cell in (ratio.cell, ratio.over))
+    assert drill.number_value(ratio, results)["mean"] == pytest.approx(ppo / grpo)
+    assert drill.written_number(ratio, results, "zh").endswith(" 倍") and drill_answers.spoken_number(ratio, results).endswith("x")
+    changed = {**results, "grpo-vs-ppo": {**results["grpo-vs-ppo"], "derived": {"crossover_s_per_response": 0.5}}}
+    assert drill.written_number(crossover, changed) == "0.5"
+    assert "无数据" in drill.quoted_number(drill.Number("x", "grpo-vs-ppo", drill.DERIVED, "no_such_value"), results)
+
+
+def test_the_card_answer_is_read_from_the_card_and_fits_the_chinese_limit(capsys):
+    text = drill_answers.card_answer()
+    assert text.startswith("“") and "GRPO" in text
+    drill_answers.print_card_answer("zh")
+    assert f"（{drill_answers.spoken_length(text, 'zh')} 字，上限 150）" in capsys.readouterr().out
+
+
+def test_each_answer_says_the_setting_its_numbers_hold_in(capsys):
+    drill_answers.print_answer("30s", "en")
+    out = capsys.readouterr().out
+    assert "Where these numbers hold" in out
+    for name in drill_answers.answer_experiments():
+        if any(number.experiment == name for sentence in drill_answers.ANSWERS[("30s", "en")] for number in sentence.numbers):
+            assert drill.result_setting(name, drill.cached_results()) in out
+
+
+def test_the_chinese_audit_carries_the_scope_preamble_and_each_results_setting():
+    text = drill.claims_audit_zh()
+    assert text.startswith(drill.SCOPE_ZH) and all(verdict in text for verdict in drill.VERDICTS_ZH.values())
+    assert "“这里”指" in text and drill.result_setting("group-size", drill.cached_results()) in text
