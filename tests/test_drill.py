@@ -280,4 +280,4 @@ def test_each_answer_says_the_setting_its_numbers_hold_in(capsys):
 def test_the_chinese_audit_carries_the_scope_preamble_and_each_results_setting():
     text = drill.claims_audit_zh()
     assert text.startswith(drill.SCOPE_ZH) and all(verdict in text for verdict in drill.VERDICTS_ZH.values())
-    assert "“这里”指" in text and drill.result_setting("group-size", drill.cached_results()) in text
+    assert "“这里”指" in text and drill.result_setting("group-size", drill.cached_results(), "zh") in text

@@ -149,16 +149,24 @@ def results_sources(results: dict | None = None) -> list[str]:
     ]
 
 
-def result_setting(name: str, results: dict) -> str:
+def result_setting(name: str, results: dict, language: str = "en") -> str:
     """The setting one experiment's numbers hold in, from its result file: its regime (when the result names
     one), its default task, reference policy and learning rate (a cell may change one: its label says so),
-    seeds and whether it was a --fast run."""
+    seeds and whether it was a --fast run; in English or Chinese."""
     result = results[name]
     train = result.get("train_defaults", {})
-    parts = [f"regime {result['regime']}"] if result.get("regime") else []
-    parts += [f"{key} {train[key]}" for key in ("task", "reference", "lr") if key in train]
-    parts.append(f"{result.get('seeds', '?')} seeds, {'fast' if result.get('fast') else 'full'} run")
-    return f"{name}: " + ", ".join(parts)
+    fast = bool(result.get("fast"))
+    if language == "en":
+        words = {"regime": "regime", "task": "task", "reference": "reference", "lr": "lr"}
+        run = f"{result.get('seeds', '?')} seeds, {'fast' if fast else 'full'} run"
+        separator, colon = ", ", ": "
+    else:
+        words = {"regime": "设定", "task": "任务", "reference": "参考策略", "lr": "学习率"}
+        run = f"{result.get('seeds', '?')} 个种子，{'快速' if fast else '完整'}运行"
+        separator, colon = "，", "："
+    parts = [f"{words['regime']} {result['regime']}"] if result.get("regime") else []
+    parts += [f"{words[key]} {train[key]}" for key in ("task", "reference", "lr") if key in train]
+    return name + colon + separator.join([*parts, run])
 
 
 def findings(keys: list[str] | None = None, results: dict | None = None) -> list[tuple]:
@@ -220,7 +228,7 @@ def claims_audit_zh(results: dict | None = None) -> str:
     its verdict, the notebook that teaches it, how it is tested, its key numbers and the command that
     regenerates them, from the same result files as claims.md."""
     results = cached_results() if results is None else results
-    settings = [f"- {result_setting(name, results)}" for name in results]
+    settings = [f"- {result_setting(name, results, 'zh')}" for name in results]
     lines = [SCOPE_ZH, "", *settings, "", "| # | 论断 | 实验 | 结论 |", "|---|---|---|---|"]
     sections = []
     for index, (claim, finding) in enumerate(findings(None, results), 1):

@@ -165,7 +165,9 @@ def print_answer(length: str = "30s", language: str = "en") -> None:
     print("\nWhere these numbers hold (each result file's setting):" if language == "en" else "\n这些数字成立的设定（各结果文件的设置）：")
     experiments = dict.fromkeys(number.experiment for sentence in ANSWERS[(length, language)] for number in sentence.numbers)
     for name in experiments:
-        print("  " + (result_setting(name, results) if name in results else f"{name}: " + ("no result" if language == "en" else "没有结果")))
+        print(
+            "  " + (result_setting(name, results, language) if name in results else f"{name}: " + ("no result" if language == "en" else "没有结果"))
+        )
 
 
 def say_it_aloud(length: str = "30s", language: str = "en") -> TimedAnswer:
