@@ -152,7 +152,7 @@ def test_follow_ups_and_reading_list_are_complete_in_both_languages():
         assert "arXiv" in item.paper or "blog" in item.paper, item.key
     for language in drill_answers.LANGUAGES:
         text = drill_answers.reading_list_markdown(language)
-        for arxiv in ("2402.03300", "1707.06347", "1506.02438", "2402.14740", "2503.20783", "2503.14476", "2510.00977"):
+        for arxiv in ("2402.03300", "1707.06347", "1506.02438", "2402.14740", "2503.20783", "2503.14476", "2510.00977", "2507.18071", "2505.22617"):
             assert arxiv in text
         assert text.count("not found" if language == "en" else "没有找到") == 3
 
