@@ -281,3 +281,19 @@ def test_the_chinese_audit_carries_the_scope_preamble_and_each_results_setting()
     text = drill.claims_audit_zh()
     assert text.startswith(drill.SCOPE_ZH) and all(verdict in text for verdict in drill.VERDICTS_ZH.values())
     assert "“这里”指" in text and drill.result_setting("group-size", drill.cached_results(), "zh") in text
+
+
+def test_the_follow_ups_an_interviewer_asks_today_are_there_each_with_its_paper_and_where_the_course_shows_it():
+    by_key = {item.key: item for item in drill_answers.FOLLOW_UPS}
+    for key, arxiv in (
+        ("gspo", "2507.18071"),
+        ("entropy-collapse", "2505.22617"),
+        ("dynamic-sampling", "2503.14476"),
+        ("g-vs-prompts", "2510.00977"),
+    ):
+        assert arxiv in by_key[key].paper, key
+    for item in drill_answers.FOLLOW_UPS:
+        assert "§" in item.where["en"] or "not shown here" in item.where["en"], item.key
+        assert "§" in item.where["zh"] or "没有展示" in item.where["zh"], item.key
+    k3 = by_key["k3-gradient"].answer
+    assert "forward KL" in k3["en"] and "前向 KL" in k3["zh"] and "反向 KL）" not in k3["zh"]
