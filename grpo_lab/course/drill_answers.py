@@ -139,14 +139,15 @@ def answer_evidence(length: str = "30s", language: str = "en", results: dict | N
 
     check_choice(length, language)
     results = cached_results() if results is None else results
+    between_numbers, between_claims = ("; ", ", ") if language == "en" else ("；", "，")
     lines = []
     for index, sentence in enumerate(ANSWERS[(length, language)], 1):
-        numbers = "; ".join(quoted_number(number, results, language) for number in sentence.numbers)
-        verdicts = ", ".join(
+        numbers = [quoted_number(number, results, language) for number in sentence.numbers]
+        verdicts = between_claims.join(
             f"[{claim.key}] " + (finding.verdict if language == "en" else VERDICTS_ZH[finding.verdict])
             for claim, finding in findings(list(sentence.claims), results)
         )
-        lines.append(f"{index}. " + (numbers + ("; " if numbers else "") if numbers else "") + verdicts)
+        lines.append(f"{index}. " + between_numbers.join([*numbers, verdicts]))
     return lines
 
 
@@ -227,12 +228,12 @@ FOLLOW_UPS = load_text("follow_ups.json", lambda items: tuple(FollowUp(**item) f
 def follow_ups_markdown(language: str = "en") -> str:
     """The follow-ups as markdown: question, short answer, paper, where the course shows it."""
     check_choice("30s", language)
-    labels = {"en": ("Answer", "Paper", "In the course"), "zh": ("回答", "论文", "课程中")}[language]
+    labels = {"en": ("Answer:", "Paper:", "In the course:"), "zh": ("回答：", "论文：", "课程中：")}[language]
     blocks = []
     for number, item in enumerate(FOLLOW_UPS, 1):
         blocks.append(
-            f"**{number}. {item.question[language]}**\n\n- *{labels[0]}:* {item.answer[language]}\n"
-            f"- *{labels[1]}:* {item.paper}\n- *{labels[2]}:* {item.where[language]}"
+            f"**{number}. {item.question[language]}**\n\n- *{labels[0]}* {item.answer[language]}\n"
+            f"- *{labels[1]}* {item.paper}\n- *{labels[2]}* {item.where[language]}"
         )
     return "\n\n".join(blocks)
 
