@@ -50,7 +50,7 @@ def test_a_quiz_answer_outside_its_options_is_malformed(tmp_path, monkeypatch):
 
 def test_an_answer_number_that_no_sentence_quotes_is_malformed():
     text = json.loads((text_files.TEXT_DIR / "answers.json").read_text(encoding="utf-8"))
-    text["numbers"]["spare"] = dict(text["numbers"]["policy_size"], metric="critic_parameters")
+    text["numbers"]["spare"] = dict(text["numbers"]["tied_g8"], metric="critic_parameters")
     with pytest.raises(ValueError, match="numbers that no answer quotes: spare"):
         drill_answers.answers_from_text(text)
 

@@ -3,6 +3,8 @@ in both languages, and the findings print from whatever results exist."""
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from grpo_lab.course import drill
@@ -45,7 +47,7 @@ def test_every_claim_has_a_chinese_summary_whose_numbers_exist_in_the_results():
         assert bool(chinese.numbers) == (claim.evaluate is not None), claim.key
         for number in chinese.numbers:
             assert number.experiment in claim.experiments, (claim.key, number)
-            assert format_mean_std(stat(results, number.experiment, number.cell, number.metric)) != "n/a (no seed)", (claim.key, number)
+            assert drill.number_value(number, results)["mean"] is not None, (claim.key, number)
 
 
 def test_the_chinese_drill_prints_chinese_words_and_the_numbers_of_the_result_files(capsys):
@@ -79,7 +81,7 @@ def test_each_model_answer_fits_its_time_and_every_sentence_rests_on_a_number_or
         assert filled.count("?") == 0, f"a number is missing from the results: {filled}"
         for number in sentence.numbers:
             assert number.english, number
-            assert drill_answers.spoken_number(number, results) in filled
+            assert drill_answers.spoken_number(number, results, language) in filled
 
 
 def test_the_two_languages_quote_the_same_numbers_and_claims():
@@ -100,8 +102,8 @@ def test_a_quoted_number_follows_the_result_file():
             ],
         },
     }
-    assert "0.12" in drill_answers.model_answer("30s", "en", changed)[1]
-    assert "0.12" not in drill_answers.model_answer("30s", "en", results)[1]
+    assert "12%" in drill_answers.model_answer("30s", "en", changed)[1]
+    assert "12%" not in drill_answers.model_answer("30s", "en", results)[1]
 
 
 def test_spoken_length_counts_english_words_and_chinese_characters():
@@ -150,7 +152,7 @@ def test_follow_ups_and_reading_list_are_complete_in_both_languages():
         assert "arXiv" in item.paper or "blog" in item.paper, item.key
     for language in drill_answers.LANGUAGES:
         text = drill_answers.reading_list_markdown(language)
-        for arxiv in ("2402.03300", "1707.06347", "1506.02438", "2402.14740", "2503.20783", "2503.14476", "2510.00977"):
+        for arxiv in ("2402.03300", "1707.06347", "1506.02438", "2402.14740", "2503.20783", "2503.14476", "2510.00977", "2507.18071", "2505.22617"):
             assert arxiv in text
         assert text.count("not found" if language == "en" else "没有找到") == 3
 
@@ -170,12 +172,12 @@ def test_rerun_fast_writes_results_and_claims_to_a_scratch_folder_and_the_drill_
     # rerun_fast sets (delenv of an absent variable records nothing, and the folder would leak into later tests)
     monkeypatch.setenv(RESULTS_DIR_ENV, "")
     monkeypatch.delenv(RESULTS_DIR_ENV)
-    folder = drill.rerun_fast(["offset-and-scale"], tmp_path / "mine")
+    folder = drill_answers.rerun_fast(["offset-and-scale"], tmp_path / "mine")
     assert (folder / "offset-and-scale.json").is_file() and (folder / "claims.md").is_file()
     assert drill.results_folder() == folder and list(drill.cached_results()) == ["offset-and-scale"]
     assert "fast run, just now" in drill.results_sources()[0]
     with pytest.raises(ValueError, match="experiment='nope' is not valid"):
-        drill.rerun_fast(["nope"], tmp_path / "other")
+        drill_answers.rerun_fast(["nope"], tmp_path / "other")
 
 
 def test_the_chinese_plain_words_belong_to_claims_and_are_printed(capsys):
@@ -183,3 +185,115 @@ def test_the_chinese_plain_words_belong_to_claims_and_are_printed(capsys):
     drill.print_findings(["offset"], "zh")
     assert "通俗地说：" + drill.PLAIN_ZH["offset"] in capsys.readouterr().out
     assert "*通俗地说：* " + drill.PLAIN_ZH["scale"] in drill.claims_audit_zh()
+
+
+def test_the_evidence_module_does_not_import_the_answers_module():
+    """drill.py (results, findings, quiz) sits below drill_answers.py (answers, follow-ups, re-runs): no circle."""
+    import ast
+    from pathlib import Path
+
+    tree = ast.parse(Path(drill.__file__).read_text(encoding="utf-8"))
+    imported = {node.module for node in ast.walk(tree) if isinstance(node, ast.ImportFrom) and node.module}
+    imported |= {alias.name for node in ast.walk(tree) if isinstance(node, ast.Import) for alias in node.names}
+    assert not any(name.endswith("drill_answers") for name in imported), imported
+
+
+# --- every number an answer quotes comes from a result file, the same in both languages --------------------
+
+NUMBER_TOKEN = re.compile(r"\d+(?:\.\d+)?")
+ARXIV_ID = re.compile(r"\d{4}\.\d{4,5}")
+
+
+def settings_named(sentence) -> set[str]:
+    """The numbers that name a setting of the cells a sentence quotes ('G = 8', '+5', 'x0.1', '128 prompts')."""
+    return set(NUMBER_TOKEN.findall(" ".join(f"{n.cell} {n.metric} {n.over} {n.english}" for n in sentence.numbers)))
+
+
+@pytest.mark.parametrize("key", list(drill_answers.ANSWERS))
+def test_every_number_an_answer_says_is_read_from_a_result_file_or_names_the_setting_it_holds_in(key):
+    """A number typed into an answer's text by hand ('0.77 vs 0.55') fails here: the text may only name the
+    settings of the cells it quotes; every measured number is a placeholder filled from the results."""
+    for sentence in drill_answers.ANSWERS[key]:
+        template = ARXIV_ID.sub("", re.sub(r"\{\d+\}", "", sentence.text))
+        typed = [token for token in NUMBER_TOKEN.findall(template) if token not in settings_named(sentence)]
+        assert not typed, (key, typed, sentence.text)
+
+
+def test_a_number_typed_into_an_answer_is_caught():
+    sentence = drill_answers.ANSWERS[("30s", "en")][1]
+    typed = drill_answers.Sentence(sentence.text + " (0.77 vs 0.55)", sentence.numbers, sentence.claims)
+    template = re.sub(r"\{\d+\}", "", typed.text)
+    assert {"0.77", "0.55"} <= {token for token in NUMBER_TOKEN.findall(template) if token not in settings_named(typed)}
+
+
+@pytest.mark.parametrize("length", drill_answers.LENGTHS)
+def test_the_english_and_chinese_answers_say_the_same_numbers(length):
+    results = drill.cached_results()
+    english, chinese = drill_answers.model_answer(length, "en", results), drill_answers.model_answer(length, "zh", results)
+    for en_sentence, zh_sentence, en_text, zh_text in zip(
+        drill_answers.ANSWERS[(length, "en")], drill_answers.ANSWERS[(length, "zh")], english, chinese
+    ):
+        assert en_sentence.numbers == zh_sentence.numbers
+        assert sorted(NUMBER_TOKEN.findall(ARXIV_ID.sub("", en_text))) == sorted(NUMBER_TOKEN.findall(ARXIV_ID.sub("", zh_text))), (en_text, zh_text)
+
+
+def test_the_chinese_audit_quotes_the_numbers_the_english_one_does():
+    """Each key number of the Chinese audit (CLAIMS_ZH) is one claims.md quotes for that claim, within rounding."""
+    results = drill.cached_results()
+    for claim, finding in drill.findings(None, results):
+        english = [float(token) for token in re.findall(r"-?\d+(?:\.\d+)?", finding.evidence + " " + finding.explanation)]
+        for number in drill.CLAIMS_ZH[claim.key].numbers:
+            mean = drill.number_value(number, results)["mean"]
+            value = 100 * mean if number.percent else mean
+            assert any(abs(value - quoted) <= 0.01 * abs(value) + 1e-12 for quoted in english), (claim.key, number.label, value)
+
+
+def test_a_derived_number_and_a_ratio_are_read_from_the_result_and_follow_it():
+    results = drill.cached_results()
+    crossover = drill.Number("交叉点", "grpo-vs-ppo", drill.DERIVED, "crossover_s_per_response")
+    ratio = drill.Number("倍数", "grpo-vs-ppo", "PPO critic (G=8, 16 prompts)", "time_per_step_s", over="GRPO (zscore, G=8, 16 prompts)")
+    assert drill.number_value(crossover, results)["mean"] == results["grpo-vs-ppo"]["derived"]["crossover_s_per_response"]
+    ppo, grpo = (stat(results, "grpo-vs-ppo", cell, "time_per_step_s")["mean"] for cell in (ratio.cell, ratio.over))
+    assert drill.number_value(ratio, results)["mean"] == pytest.approx(ppo / grpo)
+    assert drill.written_number(ratio, results, "zh").endswith(" 倍") and drill_answers.spoken_number(ratio, results).endswith("x")
+    changed = {**results, "grpo-vs-ppo": {**results["grpo-vs-ppo"], "derived": {"crossover_s_per_response": 0.5}}}
+    assert drill.written_number(crossover, changed) == "0.5"
+    assert "无数据" in drill.quoted_number(drill.Number("x", "grpo-vs-ppo", drill.DERIVED, "no_such_value"), results)
+
+
+def test_the_card_answer_is_read_from_the_card_and_fits_the_chinese_limit(capsys):
+    text = drill_answers.card_answer()
+    assert text.startswith("“") and "GRPO" in text
+    drill_answers.print_card_answer("zh")
+    assert f"（{drill_answers.spoken_length(text, 'zh')} 字，上限 150）" in capsys.readouterr().out
+
+
+def test_each_answer_says_the_setting_its_numbers_hold_in(capsys):
+    drill_answers.print_answer("30s", "en")
+    out = capsys.readouterr().out
+    assert "Where these numbers hold" in out
+    for name in drill_answers.answer_experiments():
+        if any(number.experiment == name for sentence in drill_answers.ANSWERS[("30s", "en")] for number in sentence.numbers):
+            assert drill.result_setting(name, drill.cached_results()) in out
+
+
+def test_the_chinese_audit_carries_the_scope_preamble_and_each_results_setting():
+    text = drill.claims_audit_zh()
+    assert text.startswith(drill.SCOPE_ZH) and all(verdict in text for verdict in drill.VERDICTS_ZH.values())
+    assert "“这里”指" in text and drill.result_setting("group-size", drill.cached_results(), "zh") in text
+
+
+def test_the_follow_ups_an_interviewer_asks_today_are_there_each_with_its_paper_and_where_the_course_shows_it():
+    by_key = {item.key: item for item in drill_answers.FOLLOW_UPS}
+    for key, arxiv in (
+        ("gspo", "2507.18071"),
+        ("entropy-collapse", "2505.22617"),
+        ("dynamic-sampling", "2503.14476"),
+        ("g-vs-prompts", "2510.00977"),
+    ):
+        assert arxiv in by_key[key].paper, key
+    for item in drill_answers.FOLLOW_UPS:
+        assert "§" in item.where["en"] or "not shown here" in item.where["en"], item.key
+        assert "§" in item.where["zh"] or "没有展示" in item.where["zh"], item.key
+    k3 = by_key["k3-gradient"].answer
+    assert "forward KL" in k3["en"] and "前向 KL" in k3["zh"] and "反向 KL）" not in k3["zh"]

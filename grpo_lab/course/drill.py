@@ -32,7 +32,9 @@ CLAIM_NOTEBOOKS: dict[str, str] = load_text("claim_notebooks.json", dict)
 
 @dataclass(frozen=True)
 class Number:
-    """One number the drill quotes: a metric of one cell of one experiment, as mean ± std over seeds."""
+    """One number the drill quotes, read from a result file: a metric of one cell of one experiment, as
+    mean ± std over seeds; with ``over`` (another cell of the experiment), the ratio of the two cells'
+    means ('6.85x', or in percent); with cell "derived", a value of the result's ``derived`` block (metric: a dotted path)."""
 
     label: str  # in Chinese
     experiment: str
@@ -40,6 +42,43 @@ class Number:
     metric: str
     percent: bool = False
     english: str = ""  # the label in English, for the numbers the English drill quotes
+    over: str = ""
+
+
+DERIVED = "derived"
+
+
+def number_value(number: Number, results: dict) -> dict:
+    """{mean, std, n} of a quoted number (std None for a ratio or a derived value; mean None when absent).
+    Raises KeyError when the result or its cell does not exist."""
+    from ..experiments.claims import stat
+
+    if number.cell == DERIVED:
+        value = results[number.experiment][DERIVED]
+        for key in number.metric.split("."):
+            value = value[key]
+        return {"mean": value, "std": None, "n": 0}
+    value = stat(results, number.experiment, number.cell, number.metric)
+    if not number.over:
+        return value
+    below = stat(results, number.experiment, number.over, number.metric)["mean"]
+    ratio = value["mean"] / below if value["mean"] is not None and below else None
+    return {"mean": ratio, "std": None, "n": 0}
+
+
+def written_number(number: Number, results: dict, language: str = "en") -> str:
+    """A quoted number as claims.md writes it: 'mean ± std (n=seeds)'; a ratio as '6.85x' ('6.85 倍' in
+    Chinese); a derived value with three significant digits (in percent with one decimal). Raises KeyError when absent."""
+    from ..experiments.stats import format_mean_std
+
+    value = number_value(number, results)
+    if value["std"] is not None or value["mean"] is None:
+        return format_mean_std(value, percent=number.percent)
+    if number.percent:
+        return f"{value['mean']:.1%}"
+    if number.over:
+        return f"{value['mean']:.2f}x" if language == "en" else f"{value['mean']:.2f} 倍"
+    return f"{value['mean']:.3g}"
 
 
 @dataclass(frozen=True)
@@ -71,6 +110,8 @@ def claims_zh_from_text(text: dict) -> tuple[dict[str, str], dict[str, ClaimZh],
 # PLAIN_ZH: "in plain words" for the claims the drill explains in Chinese: what the numbers mean, whatever the
 # verdict (claims.md's English explanations are written from the numbers; these say the mechanism)
 VERDICTS_ZH, CLAIMS_ZH, PLAIN_ZH = load_text("claims_zh.json", claims_zh_from_text)
+# SCOPE_ZH: claims.md's preamble in Chinese (what each verdict means and what "here" is); the settings follow from the results
+SCOPE_ZH: str = load_text("claims_zh.json", lambda text: str(text["scope"]))
 
 
 def results_folder() -> Path:
@@ -108,33 +149,24 @@ def results_sources(results: dict | None = None) -> list[str]:
     ]
 
 
-def answer_experiments() -> list[str]:
-    """The experiments whose numbers the model answers quote."""
-    from .drill_answers import ANSWERS
-
-    return list(dict.fromkeys(number.experiment for sentences in ANSWERS.values() for sentence in sentences for number in sentence.numbers))
-
-
-def rerun_fast(experiments: list[str] | None = None, folder: str | os.PathLike | None = None, workers: int = 2) -> Path:
-    """Re-run the --fast variants of ``experiments`` (default: those the model answers quote) into
-    ``folder`` (default: a new temporary folder), write claims.md there, and point the drill at it
-    (GRPO_LAB_RESULTS_DIR), so that every number the drill prints afterwards is one you produced.
-    Fast grids have fewer cells and seeds: numbers of cells they lack print as '?' or 'no data'."""
-    import tempfile
-
-    from ..experiments.claims_report import write_claims
-    from ..experiments.runner import check_name, run_experiment, write_result
-    from .notebook import RESULTS_DIR_ENV
-
-    names = list(experiments) if experiments is not None else answer_experiments()
-    for name in names:
-        check_name(name)
-    target = Path(folder) if folder is not None else Path(tempfile.mkdtemp(prefix="grpo-lab-results-"))
-    for name in names:
-        write_result(name, run_experiment(name, fast=True, workers=workers), target)
-    write_claims(directory=target)
-    os.environ[RESULTS_DIR_ENV] = str(target)
-    return target
+def result_setting(name: str, results: dict, language: str = "en") -> str:
+    """The setting one experiment's numbers hold in, from its result file: its regime (when the result names
+    one), its default task, reference policy and learning rate (a cell may change one: its label says so),
+    seeds and whether it was a --fast run; in English or Chinese."""
+    result = results[name]
+    train = result.get("train_defaults", {})
+    fast = bool(result.get("fast"))
+    if language == "en":
+        words = {"regime": "regime", "task": "task", "reference": "reference", "lr": "lr"}
+        run = f"{result.get('seeds', '?')} seeds, {'fast' if fast else 'full'} run"
+        separator, colon = ", ", ": "
+    else:
+        words = {"regime": "设定", "task": "任务", "reference": "参考策略", "lr": "学习率"}
+        run = f"{result.get('seeds', '?')} 个种子，{'快速' if fast else '完整'}运行"
+        separator, colon = "，", "："
+    parts = [f"{words['regime']} {result['regime']}"] if result.get("regime") else []
+    parts += [f"{words[key]} {train[key]}" for key in ("task", "reference", "lr") if key in train]
+    return name + colon + separator.join([*parts, run])
 
 
 def findings(keys: list[str] | None = None, results: dict | None = None) -> list[tuple]:
@@ -152,12 +184,9 @@ def findings(keys: list[str] | None = None, results: dict | None = None) -> list
 
 def quoted_number(number: Number, results: dict, language: str = "zh") -> str:
     """'label：mean ± std (n=seeds)', read from the result files; '无数据' ('no data') where the result lacks it."""
-    from ..experiments.claims import stat
-    from ..experiments.stats import format_mean_std
-
     label, colon, missing = (number.english or number.label, ": ", "no data in this result") if language == "en" else (number.label, "：", "无数据")
     try:
-        return f"{label}{colon}{format_mean_std(stat(results, number.experiment, number.cell, number.metric), percent=number.percent)}"
+        return f"{label}{colon}{written_number(number, results, language)}"
     except KeyError:
         return f"{label}{colon}{missing}"
 
@@ -194,11 +223,13 @@ def print_findings(keys: list[str] | None = None, language: str = "en") -> None:
 
 
 def claims_audit_zh(results: dict | None = None) -> str:
-    """The claims audit in Chinese, as markdown: for every claim of the card (and of the literature),
+    """The claims audit in Chinese, as markdown: claims.md's preamble (what the verdicts mean, what "here" is,
+    each result's setting), then for every claim of the card (and of the literature),
     its verdict, the notebook that teaches it, how it is tested, its key numbers and the command that
     regenerates them, from the same result files as claims.md."""
     results = cached_results() if results is None else results
-    lines = ["| # | 论断 | 实验 | 结论 |", "|---|---|---|---|"]
+    settings = [f"- {result_setting(name, results, 'zh')}" for name in results]
+    lines = [SCOPE_ZH, "", *settings, "", "| # | 论断 | 实验 | 结论 |", "|---|---|---|---|"]
     sections = []
     for index, (claim, finding) in enumerate(findings(None, results), 1):
         chinese = CLAIMS_ZH[claim.key]

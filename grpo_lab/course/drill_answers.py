@@ -1,5 +1,6 @@
 """The drill's model answers (30 seconds and 60 seconds, English and Chinese), its follow-ups and its
-reading list (notebooks 06).
+reading list (notebooks 06), and ``rerun_fast``, which re-runs the experiments the answers quote.
+drill.py (the evidence: result files, findings, the claims in Chinese, the quiz) never imports this module.
 
 Every sentence of a model answer carries the numbers it rests on as ``Number``s (drill.py), read from
 the result files when the answer is shown, so the answer stays true when the results are regenerated;
@@ -13,11 +14,13 @@ follow-ups in text/follow_ups.json, the reading list in text/reading.json.
 
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING
 
-from .drill import Number, cached_results, findings, quoted_number
+from .drill import Number, cached_results, findings, number_value, quoted_number, result_setting
 from .text_files import load_text
 
 if TYPE_CHECKING:
@@ -61,6 +64,33 @@ def answers_from_text(text: dict) -> tuple[dict[str, str], dict[tuple[str, str],
 CUES, ANSWERS = load_text("answers.json", answers_from_text)
 
 
+def answer_experiments() -> list[str]:
+    """The experiments whose numbers the model answers quote."""
+    return list(dict.fromkeys(number.experiment for sentences in ANSWERS.values() for sentence in sentences for number in sentence.numbers))
+
+
+def rerun_fast(experiments: list[str] | None = None, folder: str | os.PathLike | None = None, workers: int = 2) -> Path:
+    """Re-run the --fast variants of ``experiments`` (default: those the model answers quote) into
+    ``folder`` (default: a new temporary folder), write claims.md there, and point the drill at it
+    (GRPO_LAB_RESULTS_DIR), so that every number the drill prints afterwards is one you produced.
+    Fast grids have fewer cells and seeds: numbers of cells they lack print as '?' or 'no data'."""
+    import tempfile
+
+    from ..experiments.claims_report import write_claims
+    from ..experiments.runner import check_name, run_experiment, write_result
+    from .notebook import RESULTS_DIR_ENV
+
+    names = list(experiments) if experiments is not None else answer_experiments()
+    for name in names:
+        check_name(name)
+    target = Path(folder) if folder is not None else Path(tempfile.mkdtemp(prefix="grpo-lab-results-"))
+    for name in names:
+        write_result(name, run_experiment(name, fast=True, workers=workers), target)
+    write_claims(directory=target)
+    os.environ[RESULTS_DIR_ENV] = str(target)
+    return target
+
+
 def check_choice(length: str, language: str) -> None:
     if length not in LENGTHS:
         raise ValueError(f"length={length!r} is not valid: choose one of {', '.join(LENGTHS)}")
@@ -68,20 +98,22 @@ def check_choice(length: str, language: str) -> None:
         raise ValueError(f"language={language!r} is not valid: choose one of {', '.join(LANGUAGES)}")
 
 
-def spoken_number(number: Number, results: dict) -> str:
-    """A number as one says it: the seed mean, rounded ('0.77', '25%', '103k'); '?' when absent."""
-    from ..experiments.claims import stat
-
+def spoken_number(number: Number, results: dict, language: str = "en") -> str:
+    """A number as one says it: the seed mean, rounded ('0.77', '77%', '2.7k', a ratio '6.9x', in Chinese
+    '6.9 倍'); '?' when absent."""
     try:
-        mean = stat(results, number.experiment, number.cell, number.metric)["mean"]
+        mean = number_value(number, results)["mean"]
     except KeyError:
         return "?"
     if mean is None:
         return "?"
     if number.percent:
         return f"{100 * mean:.0f}%"
+    if number.over:
+        return f"{mean:.2g}x" if language == "en" else f"{mean:.2g} 倍"
     if abs(mean) >= 1000:
-        return f"{mean / 1000:.0f}k"
+        thousands = mean / 1000
+        return f"{thousands:.0f}k" if abs(thousands) >= 10 else f"{thousands:.1f}k"
     return f"{mean:.0f}" if abs(mean) >= 100 else f"{mean:.2g}"
 
 
@@ -89,7 +121,7 @@ def model_answer(length: str = "30s", language: str = "en", results: dict | None
     """The answer's sentences with their numbers read from ``results`` (default: the cached results)."""
     check_choice(length, language)
     results = cached_results() if results is None else results
-    return [sentence.text.format(*(spoken_number(n, results) for n in sentence.numbers)) for sentence in ANSWERS[(length, language)]]
+    return [sentence.text.format(*(spoken_number(n, results, language) for n in sentence.numbers)) for sentence in ANSWERS[(length, language)]]
 
 
 def spoken_length(text: str, language: str) -> int:
@@ -107,14 +139,15 @@ def answer_evidence(length: str = "30s", language: str = "en", results: dict | N
 
     check_choice(length, language)
     results = cached_results() if results is None else results
+    between_numbers, between_claims = ("; ", ", ") if language == "en" else ("；", "，")
     lines = []
     for index, sentence in enumerate(ANSWERS[(length, language)], 1):
-        numbers = "; ".join(quoted_number(number, results, language) for number in sentence.numbers)
-        verdicts = ", ".join(
+        numbers = [quoted_number(number, results, language) for number in sentence.numbers]
+        verdicts = between_claims.join(
             f"[{claim.key}] " + (finding.verdict if language == "en" else VERDICTS_ZH[finding.verdict])
             for claim, finding in findings(list(sentence.claims), results)
         )
-        lines.append(f"{index}. " + (numbers + ("; " if numbers else "") if numbers else "") + verdicts)
+        lines.append(f"{index}. " + between_numbers.join([*numbers, verdicts]))
     return lines
 
 
@@ -130,6 +163,12 @@ def print_answer(length: str = "30s", language: str = "en") -> None:
     print("\nThe numbers behind each sentence, and the verdicts of its claims:" if language == "en" else "\n每句话背后的数字，以及对应论断的结论：")
     for line in answer_evidence(length, language, results):
         print("  " + line)
+    print("\nWhere these numbers hold (each result file's setting):" if language == "en" else "\n这些数字成立的设定（各结果文件的设置）：")
+    experiments = dict.fromkeys(number.experiment for sentence in ANSWERS[(length, language)] for number in sentence.numbers)
+    for name in experiments:
+        print(
+            "  " + (result_setting(name, results, language) if name in results else f"{name}: " + ("no result" if language == "en" else "没有结果"))
+        )
 
 
 def say_it_aloud(length: str = "30s", language: str = "en") -> TimedAnswer:
@@ -138,6 +177,34 @@ def say_it_aloud(length: str = "30s", language: str = "en") -> TimedAnswer:
 
     check_choice(length, language)
     return TimedAnswer(CUES[language], model_answer(length, language), SECONDS[length], language)
+
+
+# --- the card's own answer ------------------------------------------------------------------------------
+
+CARD = Path(__file__).resolve().parents[2] / "seed" / "000_7e9a11e1b2d7703d.txt"
+CARD_ANSWER_HEADING = "30 秒电梯版"
+
+
+def card_answer(path: str | os.PathLike = CARD) -> str:
+    """The card's own 30-second answer: the quoted paragraph under its '30 秒电梯版' heading."""
+    path = Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(f"{path} does not exist: the card ships in the repository's seed/ folder")
+    lines = path.read_text(encoding="utf-8").splitlines()
+    heading = next((index for index, line in enumerate(lines) if CARD_ANSWER_HEADING in line), None)
+    answer = next((line.strip() for line in lines[heading + 1 :] if line.strip()), "") if heading is not None else ""
+    if not answer:
+        raise ValueError(f"{path} has no paragraph under a {CARD_ANSWER_HEADING!r} heading")
+    return answer
+
+
+def print_card_answer(language: str = "en") -> None:
+    """The card's 30-second answer and its spoken length against the course's Chinese limit."""
+    check_choice("30s", language)
+    text = card_answer()
+    size, limit = spoken_length(text, "zh"), LIMITS[("30s", "zh")]
+    print(text)
+    print(f"\n({size} Chinese characters, limit {limit})" if language == "en" else f"\n（{size} 字，上限 {limit}）")
 
 
 # --- follow-ups ------------------------------------------------------------------------------------------
@@ -161,12 +228,12 @@ FOLLOW_UPS = load_text("follow_ups.json", lambda items: tuple(FollowUp(**item) f
 def follow_ups_markdown(language: str = "en") -> str:
     """The follow-ups as markdown: question, short answer, paper, where the course shows it."""
     check_choice("30s", language)
-    labels = {"en": ("Answer", "Paper", "In the course"), "zh": ("回答", "论文", "课程中")}[language]
+    labels = {"en": ("Answer:", "Paper:", "In the course:"), "zh": ("回答：", "论文：", "课程中：")}[language]
     blocks = []
     for number, item in enumerate(FOLLOW_UPS, 1):
         blocks.append(
-            f"**{number}. {item.question[language]}**\n\n- *{labels[0]}:* {item.answer[language]}\n"
-            f"- *{labels[1]}:* {item.paper}\n- *{labels[2]}:* {item.where[language]}"
+            f"**{number}. {item.question[language]}**\n\n- *{labels[0]}* {item.answer[language]}\n"
+            f"- *{labels[1]}* {item.paper}\n- *{labels[2]}* {item.where[language]}"
         )
     return "\n\n".join(blocks)
 
