@@ -137,6 +137,8 @@ class TrainConfig:
     def rules(self) -> list[tuple[str, Callable[[object], bool], str]]:
         """(knob, test of a value of the right type, the allowed range in words), in checking order."""
         minimum_group = 2 if self.baseline in GROUP_BASELINES else 1
+        # a prompts_per_step of the wrong type is refused by its own rule first
+        most_minibatches = min(256, self.prompts_per_step) if is_of_kind(self.prompts_per_step, "int") and self.prompts_per_step >= 1 else 256
 
         def between(low: float, high: float) -> Callable[[float], bool]:
             return lambda value: math.isfinite(value) and low <= value <= high
@@ -168,8 +170,8 @@ class TrainConfig:
             ("inner_epochs", between(1, 16), "must be an integer from 1 to 16"),
             (
                 "policy_minibatches",
-                lambda value: 1 <= value <= min(256, self.prompts_per_step),
-                f"must be an integer from 1 to {min(256, self.prompts_per_step)} (at most prompts_per_step: a minibatch holds whole groups)",
+                lambda value: 1 <= value <= most_minibatches,
+                f"must be an integer from 1 to {most_minibatches} (at most prompts_per_step: a minibatch holds whole groups)",
             ),
             ("critic_schedule", *one_of(CRITIC_SCHEDULES)),
             ("mc_rollouts", between(1, 64), "must be an integer from 1 to 64"),
