@@ -6,6 +6,8 @@ One step (P prompts, G responses each, B = P*G):
    batch from further draws of P problems)
 2. score them with the (possibly distorted) reward model                       -> rewards [P, G]
 3. turn rewards into advantages with the chosen baseline                       -> [P, G] or [B, La]
+   (per token, by GAE, for a value baseline: the learned critic, or ``mc_value``'s rollouts from
+   every answer prefix, mc_value.py)
 4. for ``inner_epochs`` passes, each cut into ``policy_minibatches`` shuffled minibatches of whole
    groups (CleanRL's update_epochs x num_minibatches), in micro-batches: the clipped-ratio
    policy-gradient loss plus ``kl_coef`` times the k3 KL to the reference, aggregated by
@@ -440,8 +442,9 @@ def train(
     training); ``stop`` is checked before every step and ends the run early, marked 'stopped'.
     ``on_batch({"step", "rewards" [P, G], "advantages" [P, G]})`` is called after every training
     step with that step's raw batch (for live views such as the lab's advantage histogram; the
-    history keeps only summaries). Under baseline='critic' a response's advantage is the mean of
-    its tokens' GAE advantages.
+    history keeps only summaries). Under baseline='critic' or 'mc_value' a response's advantage is
+    the mean of its tokens' GAE advantages. ``samples`` counts every response generated, the value
+    rollouts of 'mc_value' (``value_rollouts`` a step) included.
     """
     config.validate()
     state, problems = start_run(config)
