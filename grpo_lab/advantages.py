@@ -10,7 +10,8 @@ P prompts, G responses per prompt (a "group"). Row p holds the rewards of prompt
 | rloo     | r_i - mean of the other G-1 rewards                      (RLOO) |
 | ema      | r_i - b, b a moving average of past rewards     (the card, G=2) |
 
-The PPO critic is not a function of rewards alone; it lives in ``critic.py``.
+The PPO critic (``critic``) and the Monte-Carlo value (``mc_value``, VinePPO) are not functions of
+rewards alone; they live in ``critic.py`` and ``mc_value.py``.
 """
 
 from __future__ import annotations
@@ -19,8 +20,9 @@ import torch
 
 from .errors import ConfigError
 
-BASELINES = ("none", "mean", "zscore", "rloo", "ema", "critic")
+BASELINES = ("none", "mean", "zscore", "rloo", "ema", "critic", "mc_value")
 GROUP_BASELINES = ("mean", "zscore", "rloo")
+VALUE_BASELINES = ("critic", "mc_value")  # a value V(s_t) per answer prefix and GAE: a learned critic, or Monte-Carlo rollouts (VinePPO)
 STD_SCOPES = ("group", "batch")
 EPS_MODES = ("add", "clamp")
 
@@ -66,8 +68,11 @@ def compute_advantages(
     """
     if baseline not in BASELINES:
         raise ConfigError("baseline", baseline, f"choose one of {', '.join(BASELINES)}")
-    if baseline == "critic":
-        raise ValueError("baseline='critic' needs a value model, not just rewards: use grpo_lab.critic (train() does this for you)")
+    if baseline in VALUE_BASELINES:
+        raise ValueError(
+            f"baseline={baseline!r} needs a value model (critic) or value rollouts (mc_value), not just rewards: "
+            "use grpo_lab.critic or grpo_lab.mc_value (train() does this for you)"
+        )
     if std_scope not in STD_SCOPES:
         raise ConfigError("std_scope", std_scope, f"choose one of {', '.join(STD_SCOPES)}")
     if eps_mode not in EPS_MODES:

@@ -114,6 +114,13 @@ UNMAPPED: list[Unmapped] = [
     Unmapped("baseline", "'rloo'", "GRPOTrainer has no leave-one-out baseline (TRL's separate RLOOTrainer has)", lambda c: c.baseline == "rloo"),
     Unmapped("baseline", "'ema'", "TRL has no moving-average baseline across steps", lambda c: c.baseline == "ema"),
     Unmapped("baseline", "'critic'", "GRPOTrainer has no value model (that is PPO)", lambda c: c.baseline == "critic"),
+    Unmapped("baseline", "'mc_value'", "GRPOTrainer has no per-prefix value rollouts (that is VinePPO)", lambda c: c.baseline == "mc_value"),
+    Unmapped(
+        "policy_minibatches",
+        "> 1",
+        "not mapped: TRL's nearest is steps_per_generation (one generation, several optimiser steps on slices of it)",
+        lambda c: c.policy_minibatches > 1,
+    ),
     Unmapped(
         "std_eps",
         "anything but 1e-4 (with zscore)",
@@ -154,6 +161,8 @@ NOT_SENT: dict[str, str] = {
     "critic_epochs": "only used by baseline='critic', which does not map",
     "critic_minibatches": "only used by baseline='critic', which does not map",
     "value_clip": "only used by baseline='critic', which does not map",
+    "critic_schedule": "only used by baseline='critic', which does not map",
+    "mc_rollouts": "only used by baseline='mc_value', which does not map",
 }
 
 # TRL knobs we do not have, with what they do; the course's loop stays without them on purpose.

@@ -10,7 +10,10 @@ unfreezes the copy, since the reference it copies is frozen as the KL anchor).
 
 A critic needs many more updates than a policy gets: like CleanRL's PPO, each batch is used for
 ``critic_epochs`` passes of ``critic_minibatches`` shuffled minibatches (``update_critic``), with
-an optional clip of how far V may move from the values it had when the batch was sampled.
+an optional clip of how far V may move from the values it had when the batch was sampled. With
+``critic_schedule='policy'`` the critic instead takes the policy's schedule, ``inner_epochs`` x
+``policy_minibatches`` updates a step, as verl and OpenRLHF run actor and critic on the same
+minibatches (``critic_updates_schedule``).
 This is the extra network, optimiser, loss and compute that GRPO's group baseline removes.
 
 Shapes: B responses, La answer tokens. The reward arrives only at a response's last token.
@@ -30,6 +33,7 @@ from .policy import TinyTransformer
 if TYPE_CHECKING:  # the trainer imports this module
     from .trainer import TrainConfig
 
+CRITIC_SCHEDULES = ("own", "policy")  # the critic's updates a step: its own epochs x minibatches, or the policy's (verl, OpenRLHF)
 VALUE_HEAD_INIT_STD = 0.01  # small and random: V starts near 0, and the trunk gets a gradient from the first update
 
 
@@ -106,6 +110,15 @@ def value_loss(
     return (squared * mask).sum() / mask.sum()
 
 
+def critic_updates_schedule(settings: TrainConfig) -> tuple[int, int]:
+    """(passes over the batch, minibatches per pass) of the critic's updates: ``critic_epochs`` x
+    ``critic_minibatches``, or under ``critic_schedule='policy'`` the policy's ``inner_epochs`` x
+    ``policy_minibatches``."""
+    if settings.critic_schedule == "policy":
+        return settings.inner_epochs, settings.policy_minibatches
+    return settings.critic_epochs, settings.critic_minibatches
+
+
 def update_critic(
     value_model: ValueModel,
     optimizer: torch.optim.Optimizer,
@@ -117,14 +130,14 @@ def update_critic(
     settings: TrainConfig,
     generator: torch.Generator,
 ) -> dict:
-    """Fit the critic to one batch's returns: ``settings.critic_epochs`` passes, each over
-    ``settings.critic_minibatches`` shuffled minibatches, one optimiser step per minibatch (epochs x
+    """Fit the critic to one batch's returns: the passes of ``critic_updates_schedule(settings)``,
+    each over that many shuffled minibatches, one optimiser step per minibatch (epochs x
     minibatches updates in all), with ``settings.value_clip`` and ``settings.max_grad_norm``.
 
     prompts [B, Lp], answers / mask / returns / old_values [B, La]. Returns {"value_loss": mean
     loss of the last pass, "critic_updates": the number of optimiser steps}.
     """
-    epochs, minibatches = settings.critic_epochs, settings.critic_minibatches
+    epochs, minibatches = critic_updates_schedule(settings)
     value_clip, max_grad_norm = settings.value_clip, settings.max_grad_norm
     rows = len(prompts)
     size = math.ceil(rows / minibatches)

@@ -6,9 +6,12 @@ One step (P prompts, G responses each, B = P*G):
    batch from further draws of P problems)
 2. score them with the (possibly distorted) reward model                       -> rewards [P, G]
 3. turn rewards into advantages with the chosen baseline                       -> [P, G] or [B, La]
-4. for ``inner_epochs`` passes, in micro-batches: the clipped-ratio policy-gradient loss plus
-   ``kl_coef`` times the k3 KL to the reference, aggregated by ``loss_agg``; one optimiser step
-   per pass (DeepSeekMath's GRPO objective)
+   (per token, by GAE, for a value baseline: the learned critic, or ``mc_value``'s rollouts from
+   every answer prefix, mc_value.py)
+4. for ``inner_epochs`` passes, each cut into ``policy_minibatches`` shuffled minibatches of whole
+   groups (CleanRL's update_epochs x num_minibatches), in micro-batches: the clipped-ratio
+   policy-gradient loss plus ``kl_coef`` times the k3 KL to the reference, aggregated by
+   ``loss_agg``; one optimiser step per minibatch (DeepSeekMath's GRPO objective)
 5. log the metrics (names as TRL's where TRL has one), evaluate and probe at their intervals
 
 ``train_step`` is that list in order, on a ``RunState`` (what a run carries between steps); the
@@ -29,12 +32,13 @@ from typing import Any
 
 import torch
 
-from .advantages import BASELINES, EPS_MODES, GROUP_BASELINES, STD_SCOPES, EMABaseline, compute_advantages, equal_groups
-from .critic import ValueModel, answer_values, explained_variance, gae, update_critic, whiten
+from .advantages import BASELINES, EPS_MODES, GROUP_BASELINES, STD_SCOPES, VALUE_BASELINES, EMABaseline, compute_advantages, equal_groups
+from .critic import CRITIC_SCHEDULES, ValueModel, answer_values, explained_variance, gae, update_critic, whiten
 from .errors import ConfigError
 from .evaluation import greedy_accuracy, greedy_correct
 from .files import finite_json
 from .losses import LOSS_AGGREGATIONS, aggregate, kl_k3, policy_loss_terms
+from .mc_value import mc_prefix_values
 from .memory import USABLE_FRACTION, available_bytes, step_bytes
 from .policy import (
     REFERENCE_NAMES,
@@ -70,7 +74,7 @@ class TrainConfig:
     reference: str = knob("default", "starting policy and KL anchor: 'default' (~50% accurate), 'weak' (<15%), or a .pt path")
     group_size: int = knob(8, "G, responses sampled per prompt (GRPO's group)")
     prompts_per_step: int = knob(16, "P, prompts per training step; a step samples P*G responses")
-    baseline: str = knob("zscore", "none | mean | zscore | rloo | ema | critic (see advantages.py)")
+    baseline: str = knob("zscore", "none | mean | zscore | rloo | ema | critic | mc_value (see advantages.py)")
     std_eps: float = knob(1e-4, "epsilon in the z-score's denominator (TRL 1e-4, verl 1e-6, OpenRLHF 1e-9)")
     std_scope: str = knob("group", "std over each group, or over the whole batch ('batch', TRL scale_rewards='batch')")
     std_ddof: int = knob(1, "1: Bessel's correction (TRL, verl); 0: population std")
@@ -78,7 +82,16 @@ class TrainConfig:
     ema_decay: float = knob(0.9, "decay of the global moving-average baseline for baseline='ema'")
     kl_coef: float = knob(0.0, "beta, weight of the k3 KL to the reference (TRL default 0.0; DeepSeekMath 0.04)")
     clip_eps: float = knob(0.2, "PPO ratio clip: the ratio is clipped to [1 - clip_eps, 1 + clip_eps]")
-    inner_epochs: int = knob(1, "optimiser passes over each batch (TRL num_iterations); >1 makes the clip matter")
+    inner_epochs: int = knob(1, "optimiser passes over each batch (TRL num_iterations, CleanRL update_epochs); >1 makes the clip matter")
+    policy_minibatches: int = knob(
+        1,
+        "shuffled minibatches of whole groups per policy pass, one optimiser step each (CleanRL num_minibatches): inner_epochs x this updates a step",
+    )
+    critic_schedule: str = knob(
+        "own",
+        "'own': critic_epochs x critic_minibatches critic updates a step; 'policy': the policy's inner_epochs x policy_minibatches (verl, OpenRLHF)",
+    )
+    mc_rollouts: int = knob(4, "rollouts from each answer prefix that estimate V(s_t) for baseline='mc_value' (VinePPO)")
     lr: float = knob(1e-4, "Adam learning rate of the policy")
     critic_lr: float = knob(
         3e-4,
@@ -126,6 +139,8 @@ class TrainConfig:
     def rules(self) -> list[tuple[str, Callable[[object], bool], str]]:
         """(knob, test of a value of the right type, the allowed range in words), in checking order."""
         minimum_group = 2 if self.baseline in GROUP_BASELINES else 1
+        # a prompts_per_step of the wrong type is refused by its own rule first
+        most_minibatches = min(256, self.prompts_per_step) if is_of_kind(self.prompts_per_step, "int") and self.prompts_per_step >= 1 else 256
 
         def between(low: float, high: float) -> Callable[[float], bool]:
             return lambda value: math.isfinite(value) and low <= value <= high
@@ -155,6 +170,13 @@ class TrainConfig:
             ("kl_coef", between(0, 10), "must be between 0 and 10"),
             ("clip_eps", lambda value: 0 < value <= 10, "must be in (0, 10] (0.2 is usual)"),
             ("inner_epochs", between(1, 16), "must be an integer from 1 to 16"),
+            (
+                "policy_minibatches",
+                lambda value: 1 <= value <= most_minibatches,
+                f"must be an integer from 1 to {most_minibatches} (at most prompts_per_step: a minibatch holds whole groups)",
+            ),
+            ("critic_schedule", *one_of(CRITIC_SCHEDULES)),
+            ("mc_rollouts", between(1, 64), "must be an integer from 1 to 64"),
             ("lr", lambda value: 0 < value <= 1, "must be in (0, 1]"),
             ("critic_lr", lambda value: 0 < value <= 1, "must be in (0, 1]"),
             ("critic_epochs", between(1, 64), "must be an integer from 1 to 64"),
@@ -173,8 +195,8 @@ class TrainConfig:
             ("micro_batch_size", lambda value: value >= 0, "must be an integer >= 0 (0 = the whole batch)"),
             (
                 "dynamic_sampling_batches",
-                lambda value: 0 <= value <= 64 and (value == 0 or self.group_size >= 2 and self.baseline != "critic"),
-                "must be an integer from 0 (off) to 64, and needs groups (group_size >= 2, not baseline='critic')",
+                lambda value: 0 <= value <= 64 and (value == 0 or self.group_size >= 2 and self.baseline not in VALUE_BASELINES),
+                "must be an integer from 0 (off) to 64, and needs groups (group_size >= 2, not baseline='critic' or 'mc_value')",
             ),
             ("gae_lambda", lambda value: 0 <= value <= 1, "must be in [0, 1]"),
             ("eval_every", lambda value: value >= 0, "must be an integer >= 0"),
@@ -365,6 +387,7 @@ class RunState:
     value_model: ValueModel | None  # the critic (baseline='critic' only)
     value_optimizer: torch.optim.Optimizer | None
     critic_shuffle: torch.Generator  # minibatch order of the critic's updates
+    policy_shuffle: torch.Generator  # minibatch order of the policy's updates (policy_minibatches > 1)
     max_len: int  # La, the longest possible answer
     device: torch.device
 
@@ -400,6 +423,7 @@ def start_run(config: TrainConfig) -> tuple[RunState, ProblemSampler]:
         value_model=value_model,
         value_optimizer=value_optimizer,
         critic_shuffle=critic_shuffle,
+        policy_shuffle=torch.Generator().manual_seed(config.seed + 2),
         max_len=task.max_answer_length,
         device=device,
     )
@@ -418,8 +442,9 @@ def train(
     training); ``stop`` is checked before every step and ends the run early, marked 'stopped'.
     ``on_batch({"step", "rewards" [P, G], "advantages" [P, G]})`` is called after every training
     step with that step's raw batch (for live views such as the lab's advantage histogram; the
-    history keeps only summaries). Under baseline='critic' a response's advantage is the mean of
-    its tokens' GAE advantages.
+    history keeps only summaries). Under baseline='critic' or 'mc_value' a response's advantage is
+    the mean of its tokens' GAE advantages. ``samples`` counts every response generated, the value
+    rollouts of 'mc_value' (``value_rollouts`` a step) included.
     """
     config.validate()
     state, problems = start_run(config)
@@ -443,7 +468,7 @@ def train(
         except NonFiniteError as error:
             result.status, result.message = "failed", f"stopped at step {step}: {error}"
             break
-        samples += record["responses_sampled"]
+        samples += record["responses_sampled"] + record.get("value_rollouts", 0)  # mc_value's rollouts are generated responses too
         if on_batch is not None:
             on_batch({"step": step, **batch})
         record["samples"] = samples
@@ -470,21 +495,32 @@ def train_step(config: TrainConfig, state: RunState, problems: ProblemSampler, s
         return record, {"rewards": rewards.cpu(), "advantages": rewards.cpu()}
 
     with torch.no_grad():
-        # with one pass over the batch the sampling policy *is* the current one: the ratio is
+        # with one update on the batch the sampling policy *is* the current one: the ratio is
         # exactly 1 and old log-probs come free from the loss's own forward (as TRL does)
-        old_logprobs = token_logprobs(state.policy, prompts, answers) if config.inner_epochs > 1 else None
+        reused = config.inner_epochs * config.policy_minibatches > 1
+        old_logprobs = token_logprobs(state.policy, prompts, answers) if reused else None
         # the reference is only consulted when the KL term is on (TRL logs kl only when beta > 0)
         ref_logprobs = token_logprobs(state.reference, prompts, answers) if config.kl_coef > 0 else None
 
-    # 2. advantages: GAE on the critic's values, or each response's reward against its group's
+    # 2. advantages: GAE on the values of answer prefixes, or each response's reward against its group's
     keep_groups = ~groups["tied"] if config.skip_zero_std_groups and G > 1 else torch.ones(P, dtype=torch.bool)  # DAPO's filter
-    if state.value_model is not None:
-        with torch.no_grad():
-            values = answer_values(state.value_model, prompts, answers)
-        token_advantages, returns = gae(rewards.reshape(-1).to(state.device), values, mask, 1.0, config.gae_lambda)
+    if config.baseline in VALUE_BASELINES:
+        flat_rewards = rewards.reshape(-1).to(state.device)
+        if state.value_model is not None:
+            with torch.no_grad():
+                values = answer_values(state.value_model, prompts, answers)
+            token_advantages, returns = gae(flat_rewards, values, mask, 1.0, config.gae_lambda)
+            # how well the critic predicted this fresh batch's GAE returns, before it trains on it (CleanRL's explained_variance)
+            record["explained_variance"] = explained_variance(values, returns, mask)
+        else:  # VinePPO: unbiased values from rollouts, and A_t = r_t + V(s_{t+1}) - V(s_t)
+            values, record["value_rollouts"] = mc_prefix_values(
+                state.policy, prompts, answers, mask, state.reward_model, config.mc_rollouts, config.temperature, state.sampling_generator
+            )
+            token_advantages, _ = gae(flat_rewards, values, mask, 1.0, 0.0)
         token_advantages = whiten(token_advantages, mask)
-        # how well the critic predicted this fresh batch, before it trains on it (CleanRL's explained_variance)
-        record["explained_variance"] = explained_variance(values, returns, mask)
+        # the share of the rewards' variance V explains on a batch it was not fitted on; the target is
+        # each response's reward (its Monte-Carlo return, gamma 1), which, unlike GAE's returns, holds no V
+        record["heldout_explained_variance"] = explained_variance(values, flat_rewards[:, None] * mask, mask)
     else:
         advantages, ema_metrics = group_advantages(config, state.ema, rewards, keep_groups)
         record.update(ema_metrics)
@@ -598,19 +634,46 @@ def group_advantages(config: TrainConfig, ema: EMABaseline, rewards: torch.Tenso
     return advantages, metrics
 
 
+def minibatch_rows(num_groups: int, group_size: int, minibatches: int, generator: torch.Generator) -> list[torch.Tensor]:
+    """Row indices of each minibatch of one pass over a batch of ``num_groups`` groups of
+    ``group_size`` contiguous rows: all rows for one minibatch; otherwise the groups shuffled and
+    cut into ``minibatches`` near-equal parts (fewer if there are fewer groups). Groups stay whole,
+    so each minibatch's rows still share prompts (the loss's packed forward computes each once)."""
+    if minibatches == 1:
+        return [torch.arange(num_groups * group_size)]
+    order = torch.randperm(num_groups, generator=generator)
+    return [(part[:, None] * group_size + torch.arange(group_size)).reshape(-1) for part in order.tensor_split(min(minibatches, num_groups))]
+
+
 def update_policy(config: TrainConfig, state: RunState, batch: Rollout, adv_abs_max: float) -> dict:
-    """``inner_epochs`` optimiser steps on the batch's loss (each after gradient accumulation and
-    norm clipping); returns loss, grad_norm, entropy, clip_ratio (and kl when the KL term is on),
-    the token means of the last pass."""
+    """``inner_epochs`` passes over the batch, each over ``policy_minibatches`` shuffled minibatches
+    (``minibatch_rows``), one optimiser step per minibatch (zero_grad, gradient accumulation, norm
+    clip, step). The ratio is taken against the sampling policy's log-probs, so it is exactly 1 on
+    the first minibatch and leaves 1 once the policy has moved. Returns policy_updates (the number
+    of optimiser steps), loss and grad_norm (means over the updates), entropy, clip_ratio and kl
+    when the KL term is on (token means over every update, as CleanRL's clipfrac)."""
+    losses, grad_norms, sums, num_tokens = [], [], {}, 0.0
     for _ in range(config.inner_epochs):
-        state.optimizer.zero_grad(set_to_none=True)
-        total_loss, sums = accumulate_gradients(state.policy, batch, config, state.max_len)
-        grad_norm = float(torch.nn.utils.clip_grad_norm_(state.parameters, config.max_grad_norm))
-        if not math.isfinite(grad_norm):
-            raise NonFiniteError(f"the gradient norm became non-finite (largest |advantage| {adv_abs_max:.3g})")
-        state.optimizer.step()
-    num_tokens = float(batch.mask.sum())
-    metrics = {"loss": total_loss, "grad_norm": grad_norm, "entropy": sums["entropy"] / num_tokens, "clip_ratio": sums["clipped"] / num_tokens}
+        for rows in minibatch_rows(len(batch) // config.group_size, config.group_size, config.policy_minibatches, state.policy_shuffle):
+            minibatch = batch if len(rows) == len(batch) else batch.rows(rows.to(batch.prompts.device))
+            state.optimizer.zero_grad(set_to_none=True)
+            loss, minibatch_sums = accumulate_gradients(state.policy, minibatch, config, state.max_len)
+            grad_norm = float(torch.nn.utils.clip_grad_norm_(state.parameters, config.max_grad_norm))
+            if not math.isfinite(grad_norm):
+                raise NonFiniteError(f"the gradient norm became non-finite (largest |advantage| {adv_abs_max:.3g})")
+            state.optimizer.step()
+            losses.append(loss)
+            grad_norms.append(grad_norm)
+            num_tokens += float(minibatch.mask.sum())
+            for name, value in minibatch_sums.items():
+                sums[name] = sums.get(name, 0.0) + value
+    metrics = {
+        "policy_updates": len(losses),
+        "loss": sum(losses) / len(losses),
+        "grad_norm": sum(grad_norms) / len(grad_norms),
+        "entropy": sums["entropy"] / num_tokens,
+        "clip_ratio": sums["clipped"] / num_tokens,
+    }
     if "kl" in sums:
         metrics["kl"] = sums["kl"] / num_tokens
     return metrics

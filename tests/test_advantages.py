@@ -117,7 +117,7 @@ def test_ema_baseline():
 @pytest.mark.parametrize(
     "kwargs, message",
     [
-        ({"baseline": "median"}, "baseline='median' is not valid: choose one of none, mean, zscore, rloo, ema, critic"),
+        ({"baseline": "median"}, "baseline='median' is not valid: choose one of none, mean, zscore, rloo, ema, critic, mc_value"),
         ({"std_eps": -1e-4}, "std_eps=-0.0001 is not valid"),
         ({"std_scope": "prompt"}, "std_scope='prompt' is not valid"),
         ({"eps_mode": "max"}, "eps_mode='max' is not valid"),

@@ -100,6 +100,8 @@ def test_knobs_map_to_grpo_config(bridge, changes, expected):
         ({"baseline": "rloo"}, "baseline"),
         ({"baseline": "ema"}, "baseline"),
         ({"baseline": "critic", "group_size": 1}, "baseline"),
+        ({"baseline": "mc_value", "group_size": 1}, "baseline"),
+        ({"policy_minibatches": 4}, "policy_minibatches"),
         ({"std_eps": 1e-6}, "std_eps"),
         ({"std_ddof": 0}, "std_ddof"),
         ({"eps_mode": "clamp"}, "eps_mode"),
@@ -118,7 +120,16 @@ def test_unmapped_knobs_raise_one_line_naming_the_knob(bridge, changes, knob):
 def test_every_unmapped_entry_is_reachable(bridge):
     """Each row of the documented UNMAPPED table is hit by the configs of the test above."""
     knobs = {entry.knob for entry in bridge.UNMAPPED}
-    assert knobs == {"baseline", "std_eps", "std_ddof", "eps_mode", "skip_zero_std_groups", "dynamic_sampling_batches", "micro_batch_size"}
+    assert knobs == {
+        "baseline",
+        "policy_minibatches",
+        "std_eps",
+        "std_ddof",
+        "eps_mode",
+        "skip_zero_std_groups",
+        "dynamic_sampling_batches",
+        "micro_batch_size",
+    }
 
 
 def test_every_train_config_knob_is_mapped_or_listed(bridge):

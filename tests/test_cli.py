@@ -54,7 +54,7 @@ def test_train_writes_json_and_plot(tmp_path):
         (["--group-size", "1"], "error: --group-size=1 is not valid: must be an integer from 2 to 256"),
         (["--group-size", "many"], "error: argument --group-size: invalid int value: 'many'"),
         (["--std-eps=-1e-4"], "error: --std-eps=-0.0001 is not valid"),
-        (["--baseline", "median"], "error: --baseline='median' is not valid: choose one of none, mean, zscore, rloo, ema, critic"),
+        (["--baseline", "median"], "error: --baseline='median' is not valid: choose one of none, mean, zscore, rloo, ema, critic, mc_value"),
         (["--skip-zero-std-groups", "maybe"], "error: argument --skip-zero-std-groups: expected true or false"),
         (["--reference", "nowhere.pt"], "error: --reference='nowhere.pt' is not valid"),
         (["--no-such-flag", "1"], "error: unrecognized arguments: --no-such-flag 1"),

@@ -68,6 +68,9 @@ BAD_VALUES = {
     "kl_coef": [-0.1, 11.0, NAN, "0"],
     "clip_eps": [0.0, 11.0, NAN, "0.2"],
     "inner_epochs": [0, 17, 1.5, True],
+    "policy_minibatches": [0, 17, 1.5, "4", True],  # 17 > the default prompts_per_step (16)
+    "critic_schedule": ["verl", None, 1],
+    "mc_rollouts": [0, 65, 1.5, "4"],
     "lr": [0.0, 2.0, NAN, INF, "1e-4", True, None, 10**400],
     "critic_lr": [0.0, NAN, "3e-4"],
     "critic_epochs": [0, 65, 4.0],

@@ -26,7 +26,7 @@ def without_time(history):
     [
         ({"group_size": 1}, "group_size=1 is not valid: must be an integer from 2 to 256"),
         ({"group_size": 300}, "group_size=300 is not valid"),
-        ({"baseline": "median"}, "baseline='median' is not valid: choose one of none, mean, zscore, rloo, ema, critic"),
+        ({"baseline": "median"}, "baseline='median' is not valid: choose one of none, mean, zscore, rloo, ema, critic, mc_value"),
         ({"std_eps": -1.0}, "std_eps=-1.0 is not valid"),
         ({"lr": 0.0}, "lr=0.0 is not valid: must be in (0, 1]"),
         ({"critic_lr": float("nan")}, "critic_lr=nan is not valid: must be in (0, 1]"),
@@ -55,7 +55,7 @@ def test_bad_config_gives_one_line_naming_the_knob(overrides, message):
     [
         ({"group_size": 1}, "group_size", 1, "must be an integer from 2 to 256 (baseline='zscore' needs at least 2 responses per group)"),
         ({"lr": "fast"}, "lr", "fast", "must be in (0, 1] (str, not a number)"),
-        ({"baseline": "median"}, "baseline", "median", "choose one of none, mean, zscore, rloo, ema, critic"),
+        ({"baseline": "median"}, "baseline", "median", "choose one of none, mean, zscore, rloo, ema, critic, mc_value"),
         ({"task": "9d+"}, "task", "9d+", "write '{digits}d{ops}' with digits 1 to 3 and ops from '+-*', e.g. '2d+' or '1d+-*'"),
         ({"device": "tpu"}, "device", "tpu", "this machine has " + ", ".join(available_devices())),
         ({"seed": -1}, "seed", -1, "must be an integer from 0 to 2**31 - 1"),

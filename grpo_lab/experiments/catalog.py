@@ -295,6 +295,18 @@ GRPO_NOISY_LABEL, PPO_NOISY_LABEL = (
     f"GRPO (zscore, G=8, 16 prompts), reward noise {NOISY_REWARD_STD:g}",
     f"PPO critic (G=1, 128 prompts), reward noise {NOISY_REWARD_STD:g}",
 )
+# PPO as practitioners run it: each batch reused for REUSE_EPOCHS passes of REUSE_MINIBATCHES minibatches
+# (CleanRL's defaults, update_epochs 4 x num_minibatches 4), so the ratio leaves 1 and the clip acts
+REUSE_EPOCHS, REUSE_MINIBATCHES = 4, 4
+REUSE = {"inner_epochs": REUSE_EPOCHS, "policy_minibatches": REUSE_MINIBATCHES}
+REUSE_WORDS = f"{REUSE_EPOCHS} epochs x {REUSE_MINIBATCHES} minibatches"
+PPO_REUSE_LABEL = f"PPO critic, {REUSE_WORDS} (G=1, 128 prompts)"
+# verl's default (ppo_epochs 1, several mini-batches) with the critic on the actor's schedule: 4 updates
+# each a step, instead of the critic's own 16 against the policy's 1
+VERL_MINIBATCHES = 4
+PPO_VERL_LABEL = f"PPO critic, verl schedule: 1 epoch x {VERL_MINIBATCHES} minibatches for policy and critic (G=1, 128 prompts)"
+GRPO_REUSE_LABEL = f"GRPO (zscore, G=8, 16 prompts), {REUSE_WORDS}"
+MC_VALUE_LABEL = f"Monte-Carlo value (VinePPO), {REUSE_WORDS} (G=1, 128 prompts)"  # an unbiased V: the best a value baseline could give
 
 
 def grpo_vs_ppo_grid(fast: bool) -> list[dict]:
@@ -307,6 +319,16 @@ def grpo_vs_ppo_grid(fast: bool) -> list[dict]:
         EMA_LABEL: {"baseline": "ema", "group_size": 1, "prompts_per_step": 128},
         GRPO_NOISY_LABEL: {"reward_noise": NOISY_REWARD_STD},
         PPO_NOISY_LABEL: {"baseline": "critic", "group_size": 1, "prompts_per_step": 128, "reward_noise": NOISY_REWARD_STD},
+        PPO_REUSE_LABEL: {"baseline": "critic", "group_size": 1, "prompts_per_step": 128, **REUSE},
+        PPO_VERL_LABEL: {
+            "baseline": "critic",
+            "group_size": 1,
+            "prompts_per_step": 128,
+            "policy_minibatches": VERL_MINIBATCHES,
+            "critic_schedule": "policy",
+        },
+        GRPO_REUSE_LABEL: REUSE,
+        MC_VALUE_LABEL: {"baseline": "mc_value", "group_size": 1, "prompts_per_step": 128, **REUSE},
     }
     return [
         cell(label, {"variant": label}, train=training(steps, eval_every=5, **overrides), target=TARGET_ACCURACY)

@@ -46,20 +46,56 @@ def train_config(config: dict, seed: int) -> TrainConfig:
     return TrainConfig.from_dict({**config.get("train", {}), "seed": seed, "device": "cpu"})
 
 
+def target_crossing(evals: list[dict], target: float | None) -> dict | None:
+    """Where the accuracy curve first reaches ``target``: {"step", "samples", "wall_time"}, read by
+    linear interpolation between the last evaluation below the target and the first at or above
+    it (so steps to target are not multiples of eval_every: the grid's ticks would make seeds that
+    cross anywhere between two evaluations read the same); the first evaluation itself when it is
+    already at the target; None if the curve never reaches it. evals: history records with
+    eval_accuracy, in step order."""
+    if target is None:
+        return None
+    for before, after in zip([None, *evals], evals):
+        if after["eval_accuracy"] < target:
+            continue
+        if before is None:
+            return {key: float(after[key]) for key in ("step", "samples", "wall_time")}
+        share = (target - before["eval_accuracy"]) / (after["eval_accuracy"] - before["eval_accuracy"])
+        return {key: before[key] + share * (after[key] - before[key]) for key in ("step", "samples", "wall_time")}
+    return None
+
+
+def accuracy_auc(evals: list[dict]) -> float:
+    """Area under the held-out accuracy curve (trapezoids over the steps) divided by the steps
+    spanned: the curve's mean height, in accuracy units. Unlike late accuracy it rewards learning
+    early; two runs that end level differ here by how soon they got there. evals as in
+    ``target_crossing``; a single evaluation is its own mean."""
+    steps = [record["step"] for record in evals]
+    accuracies = [record["eval_accuracy"] for record in evals]
+    if steps[-1] == steps[0]:
+        return accuracies[0]
+    area = sum((b - a) * (x + y) / 2 for a, b, x, y in zip(steps, steps[1:], accuracies, accuracies[1:]))
+    return area / (steps[-1] - steps[0])
+
+
 def run_metrics(history: list[dict], target: float | None = None) -> dict:
     """Scalar summaries of one run's history (per-step dicts, step 0 = before training).
 
     late_eval_accuracy: mean held-out accuracy over the evaluations in the last 20% of the steps
-    (less noisy than the last one); *_to_target: the first evaluation at or above ``target``
-    (None if never); eval_total_drop: the sum of all falls between consecutive evaluations, and
-    eval_max_drawdown: the largest fall from the best accuracy so far (0 for a curve that never
-    goes down; both measure oscillation in accuracy points).
+    (less noisy than the last one); eval_accuracy_auc: the accuracy curve's mean height
+    (``accuracy_auc``); *_to_target: where the curve first reaches ``target``, interpolated between
+    evaluations (``target_crossing``; None if never); eval_total_drop: the sum of all falls between
+    consecutive evaluations, and eval_max_drawdown: the largest fall from the best accuracy so far
+    (0 for a curve that never goes down; both measure oscillation in accuracy points);
+    mean_clip_ratio: the share of clipped tokens over the steps (0 unless a batch is reused);
+    late_heldout_explained_variance: how much of the rewards' variance a value baseline (critic or
+    mc_value) explained on fresh batches, late in the run.
     """
     evals = [record for record in history if "eval_accuracy" in record]
     accuracies = [record["eval_accuracy"] for record in evals]
     last_step = history[-1]["step"]
     late = [record["eval_accuracy"] for record in evals if record["step"] > 0 and record["step"] >= (1 - LATE_FRACTION) * last_step]
-    hit = next((record for record in evals if target is not None and record["eval_accuracy"] >= target), None)
+    hit = target_crossing(evals, target)
     trained = [record for record in history if record["step"] > 0]
     running_best, drawdown = -1.0, 0.0
     for accuracy in accuracies:
@@ -67,14 +103,18 @@ def run_metrics(history: list[dict], target: float | None = None) -> dict:
         drawdown = max(drawdown, running_best - accuracy)
 
     def over_steps(key: str, reduce) -> float | None:
-        values = [record[key] for record in trained if key in record]
+        values = [record[key] for record in trained if key in record and record[key] is not None and math.isfinite(record[key])]
         return reduce(values) if values else None
+
+    def late_mean(values: list[float]) -> float:
+        return statistics.fmean(values[-max(1, len(values) // 5) :])
 
     return {
         "initial_eval_accuracy": accuracies[0],
         "final_eval_accuracy": accuracies[-1],
         "late_eval_accuracy": statistics.fmean(late) if late else None,
         "best_eval_accuracy": max(accuracies),
+        "eval_accuracy_auc": accuracy_auc(evals),
         "steps_to_target": hit["step"] if hit else None,
         "samples_to_target": hit["samples"] if hit else None,
         "time_to_target_s": hit["wall_time"] if hit else None,
@@ -89,7 +129,10 @@ def run_metrics(history: list[dict], target: float | None = None) -> dict:
         if len(trained) > 2
         else None,
         "final_kl": over_steps("kl", lambda values: values[-1]),
-        "late_explained_variance": over_steps("explained_variance", lambda values: statistics.fmean(values[-max(1, len(values) // 5) :])),
+        "late_explained_variance": over_steps("explained_variance", late_mean),
+        "late_heldout_explained_variance": over_steps("heldout_explained_variance", late_mean),
+        "mean_clip_ratio": over_steps("clip_ratio", statistics.fmean),
+        "policy_updates_per_step": over_steps("policy_updates", statistics.fmean),
         "steps_completed": float(last_step),
         "samples": float(history[-1].get("samples", 0)),
         "wall_time_s": history[-1]["wall_time"],
