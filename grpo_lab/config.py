@@ -14,7 +14,7 @@ from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path, PurePath
 from typing import Any
 
-from .advantages import BASELINES, EPS_MODES, GROUP_BASELINES, STD_SCOPES
+from .advantages import BASELINES, EPS_MODES, GROUP_BASELINES, SMALLEST_STD_EPS, STD_SCOPES
 from .devices import available_devices, resolve_device
 from .errors import ConfigError
 from .memory import USABLE_FRACTION, available_bytes, step_bytes
@@ -119,7 +119,11 @@ class TrainConfig:
                 + (f" (baseline={self.baseline!r} needs at least 2 responses per group)" if minimum_group == 2 else ""),
             ),
             ("prompts_per_step", between(1, MAX_PROMPTS_PER_STEP), f"must be an integer from 1 to {MAX_PROMPTS_PER_STEP}"),
-            ("std_eps", between(0, 10), "must be between 0 and 10 (TRL uses 1e-4)"),
+            (
+                "std_eps",
+                lambda value: value == 0 or between(SMALLEST_STD_EPS, 10)(value),
+                f"must be 0 or between {SMALLEST_STD_EPS:.3g} (below it float32 rounds it to 0 or loses its precision) and 10 (TRL uses 1e-4)",
+            ),
             ("std_scope", *one_of(STD_SCOPES)),
             ("std_ddof", *one_of((0, 1))),
             ("eps_mode", *one_of(EPS_MODES)),

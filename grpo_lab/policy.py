@@ -159,6 +159,8 @@ def sample(
     keys and values held are a chunk's, not the batch's; the answers and the generator's state
     afterwards are those of the whole batch at once (``sample_in_chunks``).
     """
+    if isinstance(temperature, bool) or not isinstance(temperature, (int, float)) or not (temperature == 0 or 0 < temperature < math.inf):
+        raise ConfigError("temperature", temperature, "must be 0 (greedy) or a finite number > 0")
     if chunk_size is None or chunk_size >= len(prompts):
         answers, _ = generate(policy, prompts, max_new_tokens, chooser(temperature, generator))
     else:

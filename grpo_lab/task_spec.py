@@ -22,6 +22,13 @@ class Task:
     digits: int = 2
     ops: str = "+"
 
+    def __post_init__(self) -> None:
+        # checked here, not only in parse: 10**digits problems per operand, so a huge digits would hang num_problems
+        if isinstance(self.digits, bool) or not isinstance(self.digits, int) or not 1 <= self.digits <= MAX_DIGITS:
+            raise ConfigError("digits", self.digits, f"must be an integer from 1 to {MAX_DIGITS}", f"{self.digits!r:.60}")
+        if not isinstance(self.ops, str) or not self.ops or not set(self.ops) <= set(OPERATIONS) or len(set(self.ops)) != len(self.ops):
+            raise ConfigError("ops", self.ops, f"must be one or more of {OPERATIONS!r}, each once", f"{self.ops!r:.60}")
+
     @classmethod
     def parse(cls, spec: str) -> Task:
         """``"2d+"`` -> Task(digits=2, ops="+"); a bad spec raises one clear ConfigError (a ValueError)."""

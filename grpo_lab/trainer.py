@@ -28,8 +28,9 @@ from dataclasses import dataclass, field
 import torch
 
 from .advantages import EMABaseline, compute_advantages, equal_groups
-from .config import LOSS_AGGREGATIONS, MAX_GROUP_SIZE, MAX_PROMPTS_PER_STEP, TrainConfig, memory_problem
+from .config import LOSS_AGGREGATIONS, MAX_GROUP_SIZE, MAX_PROMPTS_PER_STEP, TrainConfig, memory_problem, shown
 from .critic import ValueModel, answer_values, explained_variance, gae, update_critic, whiten
+from .errors import ConfigError
 from .evaluation import greedy_accuracy, greedy_correct
 from .files import finite_json
 from .losses import aggregate, kl_k3, policy_loss_terms
@@ -182,7 +183,7 @@ def start_run(config: TrainConfig) -> tuple[RunState, ProblemSampler]:
 
 
 def train(
-    config: TrainConfig,
+    config: TrainConfig | dict,
     on_step: Callable[[dict], None] | None = None,
     stop: threading.Event | None = None,
     on_batch: Callable[[dict], None] | None = None,
@@ -194,9 +195,9 @@ def train(
     ``on_batch({"step", "rewards" [P, G], "advantages" [P, G]})`` is called after every training
     step with that step's raw batch (for live views such as the lab's advantage histogram; the
     history keeps only summaries). Under baseline='critic' a response's advantage is the mean of
-    its tokens' GAE advantages.
+    its tokens' GAE advantages. ``config`` may also be a dict of knob values (``TrainConfig.from_dict``).
     """
-    config.validate()
+    config = checked_train_arguments(config, on_step, stop, on_batch)
     state, problems = start_run(config)
     result = TrainResult(config=config, policy=state.policy)
     started = time.perf_counter()
@@ -227,6 +228,21 @@ def train(
         emit(record)
     state.policy.eval()
     return result
+
+
+def checked_train_arguments(config: TrainConfig | dict, on_step: object, stop: object, on_batch: object) -> TrainConfig:
+    """``train``'s arguments checked before any work: the validated TrainConfig (built from a dict of knob
+    values if given one), or one ConfigError naming the argument that is wrong."""
+    if isinstance(config, dict):
+        config = TrainConfig.from_dict(config)
+    if not isinstance(config, TrainConfig):
+        raise ConfigError("config", config, "give a TrainConfig (or a dict of its knob values)", shown(config))
+    if stop is not None and not callable(getattr(stop, "is_set", None)):
+        raise ConfigError("stop", stop, "give a threading.Event (set it to stop the run) or None", shown(stop))
+    for name, callback in (("on_step", on_step), ("on_batch", on_batch)):
+        if callback is not None and not callable(callback):
+            raise ConfigError(name, callback, "give a function of one dict, or None", shown(callback))
+    return config.validate()
 
 
 def train_step(config: TrainConfig, state: RunState, problems: ProblemSampler, step: int) -> tuple[dict, dict]:
