@@ -254,6 +254,7 @@ WRONG_ANSWERS = [
     ("returns text", lambda right: lambda *a, **o: "about 2.5", "FAIL"),
     ("returns a dict", lambda right: lambda *a, **o: {"answer": right(*a, **o)}, "FAIL"),
     ("returns a generator", lambda right: lambda *a, **o: (x for x in [1.0]), "FAIL"),
+    ("returns one big tensor", lambda right: lambda *a, **o: torch.ones(9, 9, dtype=torch.complex64), "FAIL"),
     ("Long tensors", lambda right: lambda *a, **o: on_tensors(right(*a, **o), lambda t: (t > t.float().mean()).long()), None),
     ("bool tensors", lambda right: lambda *a, **o: on_tensors(right(*a, **o), lambda t: t > 0), None),
     ("complex tensors", lambda right: lambda *a, **o: on_tensors(right(*a, **o), lambda t: t * (1 + 1j)), "FAIL"),

@@ -65,6 +65,8 @@ def shown(value: object) -> str:
 
 
 def cut(text: str) -> str:
+    """text on one line (a tensor's repr spans several), cut to TEXT_LIMIT characters."""
+    text = " ".join(text.split())
     return text if len(text) <= TEXT_LIMIT else text[: TEXT_LIMIT - 3] + "..."
 
 
