@@ -16,6 +16,8 @@ rewards alone; they live in ``critic.py`` and ``mc_value.py``.
 
 from __future__ import annotations
 
+import math
+
 import torch
 
 from .errors import ConfigError
@@ -25,6 +27,7 @@ GROUP_BASELINES = ("mean", "zscore", "rloo")
 VALUE_BASELINES = ("critic", "mc_value")  # a value V(s_t) per answer prefix and GAE: a learned critic, or Monte-Carlo rollouts (VinePPO)
 STD_SCOPES = ("group", "batch")
 EPS_MODES = ("add", "clamp")
+SMALLEST_STD_EPS = torch.finfo(torch.float32).tiny  # float32's smallest normal number: a positive eps below it is 0 or imprecise
 
 
 def equal_groups(rewards: torch.Tensor) -> torch.Tensor:
@@ -79,22 +82,76 @@ def compute_advantages(
         raise ConfigError("eps_mode", eps_mode, f"choose one of {', '.join(EPS_MODES)}")
     if std_ddof not in (0, 1):
         raise ConfigError("std_ddof", std_ddof, "use 1 (Bessel, as TRL and verl) or 0 (population)")
-    if isinstance(std_eps, bool) or not isinstance(std_eps, (int, float)) or not std_eps >= 0:
-        raise ConfigError("std_eps", std_eps, "it must be >= 0 (TRL uses 1e-4, verl 1e-6)")
     if not isinstance(rewards, torch.Tensor) or rewards.ndim != 2 or rewards.shape[0] == 0:
         got = f"shape {tuple(rewards.shape)}" if isinstance(rewards, torch.Tensor) else f"a {type(rewards).__name__}"
         raise ValueError(f"rewards must be a tensor of shape [prompts, group_size] with at least one prompt; got {got}")
+    if rewards.is_complex():
+        raise ValueError(f"rewards must be real numbers; got a {rewards.dtype} tensor")
     if not torch.isfinite(rewards).all():
         raise ValueError("rewards contain NaN or infinity: check the reward function (advantages of non-finite rewards are meaningless)")
     group_size = rewards.shape[1]
     if baseline in GROUP_BASELINES and group_size < 2:
         raise ValueError(f"group_size={group_size} is too small for baseline={baseline!r}: a group baseline needs at least 2 responses per prompt")
+    dtype = torch.promote_types(rewards.dtype, torch.float32)  # the advantages' precision
+    tiny = torch.finfo(dtype).tiny
+    eps = real_number(std_eps)
+    if eps is None or not (eps == 0 or tiny <= eps < math.inf):
+        allowed = f"it must be 0 or a finite number >= {tiny:.3g} ({dtype}'s smallest normal number; TRL uses 1e-4)"
+        raise ConfigError("std_eps", std_eps, allowed, f"{std_eps!r:.60}")
+    average = real_number(ema_value)
+    if average is None or not math.isfinite(average):
+        raise ConfigError("ema_value", ema_value, "it must be a finite number (the running reward average)", f"{ema_value!r:.60}")
 
-    rewards = rewards.to(torch.promote_types(rewards.dtype, torch.float32))
+    advantages = baseline_advantages(rewards.to(dtype), baseline, eps, std_scope, std_ddof, eps_mode, average)
+    if advantages is None:  # the rewards are too large for their precision: the statistics overflowed
+        advantages = baseline_advantages(rewards.to(torch.float64), baseline, eps, std_scope, std_ddof, eps_mode, average)
+        advantages = None if advantages is None else advantages.to(dtype)
+        if advantages is None or not (torch.isfinite(advantages) | advantages.isnan()).all():
+            largest = float(rewards.abs().max())
+            raise ValueError(
+                f"rewards up to |r| = {largest:.3g} overflow the advantages' {dtype} range under baseline={baseline!r}: "
+                "scale the rewards down (or pass float64 rewards)"
+            )
+    return advantages
+
+
+def real_number(value: object) -> float | None:
+    """value as a Python float when it is one real number (an int, a float, a numpy number, a one-element
+    real tensor; not a bool), else None."""
+    if isinstance(value, torch.Tensor):
+        if value.numel() != 1 or value.is_complex() or value.dtype == torch.bool:
+            return None
+        value = value.item()
+    elif type(value).__module__ == "numpy" and getattr(value, "ndim", None) == 0:
+        value = value.item()
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    try:
+        return float(value)
+    except OverflowError:  # an integer beyond any float
+        return None
+
+
+def baseline_advantages(
+    rewards: torch.Tensor, baseline: str, std_eps: float, std_scope: str, std_ddof: int, eps_mode: str, ema_value: float
+) -> torch.Tensor | None:
+    """``compute_advantages`` on checked arguments, in the rewards' dtype; None when a statistic
+    (a mean, a centred reward, a std) or an advantage overflowed that dtype where NaN is not the
+    documented answer (eps = 0 on a group of equal rewards)."""
     if baseline == "none":
-        return rewards.clone()
-    if baseline == "ema":
-        return rewards - ema_value
+        advantages = rewards.clone()
+    elif baseline == "ema":
+        advantages = rewards - ema_value
+    else:
+        advantages = group_advantages(rewards, baseline, std_eps, std_scope, std_ddof, eps_mode)
+        if advantages is None:
+            return None
+    return advantages if (torch.isfinite(advantages) | advantages.isnan()).all() else None
+
+
+def group_advantages(rewards: torch.Tensor, baseline: str, std_eps: float, std_scope: str, std_ddof: int, eps_mode: str) -> torch.Tensor | None:
+    """The group baselines (mean, rloo, zscore) of rewards [P, G]; None if the group statistics overflowed."""
+    group_size = rewards.shape[1]
     equal = equal_groups(rewards)[:, None]  # [P, 1]: groups with no spread at all
     if baseline == "rloo":
         # mean of the others = (sum - r_i) / (G - 1), so r_i - that = G/(G-1) * (r_i - mean)
@@ -103,6 +160,8 @@ def compute_advantages(
     if baseline == "mean":
         return centered
     std = group_std(rewards, std_scope, std_ddof)
+    if not (torch.isfinite(centered).all() and torch.isfinite(std).all()):  # squares of |r| beyond sqrt(dtype max)
+        return None
     if std_scope == "group":
         std = std.masked_fill(equal, 0.0)
     elif bool((rewards == rewards[0, 0]).all()):  # batch scope: the whole batch has no spread

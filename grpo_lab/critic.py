@@ -23,17 +23,13 @@ from __future__ import annotations
 
 import copy
 import math
-from typing import TYPE_CHECKING
 
 import torch
 import torch.nn as nn
 
+from .config import TrainConfig
 from .policy import TinyTransformer
 
-if TYPE_CHECKING:  # the trainer imports this module
-    from .trainer import TrainConfig
-
-CRITIC_SCHEDULES = ("own", "policy")  # the critic's updates a step: its own epochs x minibatches, or the policy's (verl, OpenRLHF)
 VALUE_HEAD_INIT_STD = 0.01  # small and random: V starts near 0, and the trunk gets a gradient from the first update
 
 

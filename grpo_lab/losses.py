@@ -8,16 +8,11 @@ these same functions.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 import torch
 
+from .config import LOSS_AGGREGATIONS as LOSS_AGGREGATIONS  # defined with the other knobs' choices; still importable from here
+from .config import TrainConfig
 from .policy import TinyTransformer, token_logprobs
-
-if TYPE_CHECKING:  # the trainer imports this module
-    from .trainer import TrainConfig
-
-LOSS_AGGREGATIONS = ("seq_mean", "token_mean", "token_sum_norm")
 
 
 def aggregate(per_token: torch.Tensor, mask: torch.Tensor, loss_agg: str, num_sequences: int, num_tokens: float, max_len: int) -> torch.Tensor:

@@ -19,11 +19,13 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 from . import paths
+from .devices import available_devices as available_devices  # moved to devices.py; still importable from here
+from .devices import resolve_device
 from .errors import ConfigError
 from .files import write_atomically
+from .paths import REFERENCE_NAMES
 from .task import EOS_ID, MAX_DIGITS, OPERATIONS, PAD_ID, VOCAB, Task
 
-REFERENCE_NAMES = ("default", "weak")
 DATA_DIR = paths.DATA_DIR
 _LONGEST_TASK = Task(MAX_DIGITS, OPERATIONS)
 # positions a policy must read for every task: the prompt, then each answer token but the last
@@ -157,6 +159,8 @@ def sample(
     keys and values held are a chunk's, not the batch's; the answers and the generator's state
     afterwards are those of the whole batch at once (``sample_in_chunks``).
     """
+    if isinstance(temperature, bool) or not isinstance(temperature, (int, float)) or not (temperature == 0 or 0 < temperature < math.inf):
+        raise ConfigError("temperature", temperature, "must be 0 (greedy) or a finite number > 0")
     if chunk_size is None or chunk_size >= len(prompts):
         answers, _ = generate(policy, prompts, max_new_tokens, chooser(temperature, generator))
     else:
@@ -305,42 +309,6 @@ def token_logprobs(
         return chosen
     entropy = -(log_probs.exp() * log_probs).sum(-1)
     return chosen, entropy
-
-
-def available_devices() -> list[str]:
-    """The device names this machine accepts: 'auto', 'cpu', then 'cuda', 'cuda:0'... and 'mps' where present."""
-    names = ["auto", "cpu"]
-    if torch.cuda.is_available():
-        names += ["cuda", *(f"cuda:{index}" for index in range(torch.cuda.device_count()))]
-    if torch.backends.mps.is_available():
-        names.append("mps")
-    return names
-
-
-def resolve_device(device: str | torch.device = "auto") -> torch.device:
-    """``auto`` -> CUDA if present, else Apple's MPS, else CPU. Any other name must be a device this
-    machine has (``available_devices``); else one ValueError that lists the ones it has."""
-    if device == "auto":
-        if torch.cuda.is_available():
-            return torch.device("cuda")
-        if torch.backends.mps.is_available():
-            return torch.device("mps")
-        return torch.device("cpu")
-    if isinstance(device, torch.device):
-        device = str(device)
-    here = available_devices()
-    allowed = f"this machine has {', '.join(here)}"
-    if not isinstance(device, str):
-        raise ConfigError("device", device, allowed)
-    try:
-        resolved = torch.device(device)
-    except (RuntimeError, ValueError):
-        raise ConfigError("device", device, allowed) from None
-    if resolved.type == "cpu" or (resolved.type == "mps" and "mps" in here):
-        return resolved
-    if resolved.type == "cuda" and "cuda" in here and (resolved.index is None or f"cuda:{resolved.index}" in here):
-        return resolved
-    raise ConfigError("device", device, allowed + (f" ({device!r} is not available here)" if resolved.type in ("cuda", "mps") else ""))
 
 
 CHECKPOINT_FORMAT = "grpo-lab-policy-v1"

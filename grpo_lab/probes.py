@@ -7,7 +7,7 @@ too. So the variance of ``g_hat`` is estimated by ``grad_var = sum_k Var_c(g_c[k
 of its covariance (summed over the parameters k, sample variance with Bessel's correction). Any K
 from 2 to P gives an unbiased estimate of the same number: more chunks make it less noisy and cost
 more backward passes. The experiments use one chunk per group (K = P); the trainer's probe uses
-about 4 chunks (``trainer.probe_chunks``), which costs 4 small backward passes instead of P.
+about 4 chunks (``probe_chunks``), which costs 4 small backward passes instead of P.
 Its signal-to-noise ratio is ``grad_snr = ||g_hat||^2 / grad_var``. It includes the noise floor:
 E||g_hat||^2 = ||E g||^2 + grad_var, so pure noise reads about 1, and a step points mostly where the
 expected gradient points only when grad_snr is well above 1. The variance experiment reports
@@ -21,6 +21,14 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import torch
+
+PROBE_CHUNKS = 4  # backward passes per gradient-noise probe: fewer is cheaper, more is less noisy
+
+
+def probe_chunks(num_groups: int) -> int:
+    """How many chunks the probe cuts a batch of ``num_groups`` groups into: the smallest divisor of
+    num_groups that is at least PROBE_CHUNKS (all the groups, one each, when there are fewer)."""
+    return next(k for k in range(min(num_groups, PROBE_CHUNKS), num_groups + 1) if num_groups % k == 0)
 
 
 def flat_gradient(parameters: list[torch.Tensor]) -> torch.Tensor:

@@ -12,74 +12,28 @@ A task is written ``"{digits}d{ops}"``: ``"2d+"`` is 2-digit addition (the defau
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import torch
 
 from . import paths
+from .config import REWARD_KINDS, TrainConfig
 from .errors import ConfigError
 from .files import write_atomically
 
-if TYPE_CHECKING:  # the trainer imports this module
-    from .trainer import TrainConfig
+# the task grammar moved to task_spec.py; still importable from here
+from .task_spec import MAX_DIGITS as MAX_DIGITS
+from .task_spec import OPERATIONS as OPERATIONS
+from .task_spec import Task
 
 PAD, EOS = "<pad>", "<eos>"
 VOCAB: list[str] = [PAD, EOS, *"0123456789", "+", "-", "*", "="]
 TOKEN_ID: dict[str, int] = {token: index for index, token in enumerate(VOCAB)}
 PAD_ID, EOS_ID = TOKEN_ID[PAD], TOKEN_ID[EOS]
-OPERATIONS = "+-*"
-MAX_DIGITS = 3
 EVAL_SET_SIZE = 300
 DATA_DIR = paths.DATA_DIR  # read at call time (tests point it elsewhere)
-REWARD_KINDS = ("exact", "partial")
-
-
-@dataclass(frozen=True)
-class Task:
-    """Which problems to pose: operands of ``digits`` digits, combined with one of ``ops``."""
-
-    digits: int = 2
-    ops: str = "+"
-
-    @classmethod
-    def parse(cls, spec: str) -> Task:
-        """``"2d+"`` -> Task(digits=2, ops="+"); a bad spec raises one clear ConfigError (a ValueError)."""
-        match = re.fullmatch(r"([1-9])d([+\-*]+)", spec)
-        if match is None or not 1 <= int(match.group(1)) <= MAX_DIGITS:
-            raise ConfigError("task", spec, f"write '{{digits}}d{{ops}}' with digits 1 to {MAX_DIGITS} and ops from '+-*', e.g. '2d+' or '1d+-*'")
-        ops = "".join(op for op in OPERATIONS if op in match.group(2))
-        return cls(digits=int(match.group(1)), ops=ops)
-
-    @property
-    def name(self) -> str:
-        return f"{self.digits}d{self.ops}"
-
-    @property
-    def prompt_length(self) -> int:
-        return 2 * self.digits + 2
-
-    @property
-    def max_answer_length(self) -> int:
-        """Longest answer in tokens, EOS included: a product has 2*digits digits, a sign at most 1."""
-        longest = 2 * self.digits if "*" in self.ops else self.digits + 1
-        return longest + 1 + 1
-
-    def prompt(self, a: int, op: str, b: int) -> str:
-        return f"{a:0{self.digits}d}{op}{b:0{self.digits}d}="
-
-    def num_problems(self) -> int:
-        return (10**self.digits) ** 2 * len(self.ops)
-
-    def problem(self, index: int) -> tuple[int, str, int]:
-        """The index-th problem of the task's problem space, 0 <= index < num_problems()."""
-        high = 10**self.digits
-        a, rest = divmod(index, high * len(self.ops))
-        b, op_index = divmod(rest, len(self.ops))
-        return a, self.ops[op_index], b
 
 
 def solve(a: int, op: str, b: int) -> str:

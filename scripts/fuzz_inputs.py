@@ -4,7 +4,8 @@
 
 Targets: TrainConfig (every knob x odd values), the ``train`` command line (every flag x odd
 strings; training itself is stubbed out, so a value that passes counts as "accepted"),
-compute_advantages (odd arguments and reward tensors), load_policy (byte flips, truncations and
+compute_advantages (odd arguments and reward tensors), the exercise checkers (learner functions
+returning odd values or raising, odd predictions: the outcome must be one verdict), load_policy (byte flips, truncations and
 edits of a saved checkpoint), load_result (damaged result files), resolve_device. An outcome is
 "clean" when it is accepted, or refused with one line (ValueError / FileNotFoundError naming what
 is wrong, or exit 2 with one line on stderr); anything else is a "traceback".
@@ -22,10 +23,12 @@ from collections import Counter
 from dataclasses import fields
 from pathlib import Path
 
+import numpy as np
 import torch
 
 import grpo_lab.cli as cli
 from grpo_lab import TrainConfig, compute_advantages
+from grpo_lab.course import exercises
 from grpo_lab.experiments import load_result
 from grpo_lab.policy import TinyTransformer, load_policy, resolve_device, save_policy
 
@@ -147,10 +150,14 @@ def fuzz_advantages() -> None:
         torch.tensor([[1e39, 0.0]], dtype=torch.float64),
         torch.ones(3, 4, dtype=torch.long),
         torch.rand(2, 3, 4),
+        torch.rand(2, 4).to(torch.complex64),
+        torch.tensor([[3e38, -3e38, 0.0, 3e38]]),
+        torch.tensor([[1e20, 0.0, 1e20, -1e20]]),
     ]
     options = (
         [{"baseline": b} for b in ("mean", "zscore", "rloo", "none", "ema", "critic", "median", None, 3)]
-        + [{"std_eps": e} for e in (0.0, -1.0, float("nan"), "1e-4")]
+        + [{"std_eps": e} for e in (0.0, -1.0, float("nan"), "1e-4", 1e-46, 5e-324, 10**400, np.float32(1e-4), torch.tensor(1e-4))]
+        + [{"baseline": "ema", "ema_value": v} for v in (float("nan"), float("inf"), "0.5", None, np.float32(0.5))]
         + [{"std_ddof": d} for d in (0, 1, 2, True)]
         + [{"std_scope": s} for s in ("group", "batch", "prompt")]
         + [{"eps_mode": m} for m in ("add", "clamp", "max")]
@@ -160,6 +167,38 @@ def fuzz_advantages() -> None:
             attempt(
                 "compute_advantages", lambda reward=reward, option=option: compute_advantages(reward, **option), f"{tuple(reward.shape)} {option}"
             )
+
+
+def fuzz_checkers() -> None:
+    """Every exercise checker given learner functions that return each odd value (or raise), and every
+    prediction checker given each odd value: the outcome must be one verdict line, never an exception."""
+    code_checkers = [getattr(exercises, name) for name in dir(exercises) if name.startswith("check_") and name not in NOT_CODE_CHECKERS]
+    answers = [lambda *args, value=value, **options: value for value in ODD_VALUES] + [
+        lambda *args, **options: torch.tensor([1, 0]),
+        lambda *args, **options: torch.ones(2, 2, dtype=torch.complex64),
+        lambda *args, **options: (None, None, None),
+        lambda *args, **options: [None] * 5,
+        lambda *args, **options: 1 / 0,
+        lambda *args, **options: torch.round(torch.tensor([1]), decimals=2),  # torch's own NotImplementedError
+        "not a function",
+    ]
+    tries = [(checker.__name__, checker, answer) for checker in code_checkers for answer in answers]
+    tries += [("check_largest_zscore", exercises.check_largest_zscore, value) for value in ODD_VALUES + [np.float32(2.47), torch.tensor([2.5, 1.0])]]
+    tries += [("check_prediction", lambda value: exercises.check_prediction("x", value, ("a", "b"), "a", ""), value) for value in ODD_VALUES]
+    for name, checker, answer in tries:
+        out = io.StringIO()
+        try:
+            with contextlib.redirect_stdout(out):
+                checker(answer)
+        except Exception as error:  # noqa: BLE001 - counting exactly these is the point
+            record("exercise checkers", "traceback", f"{name}({answer!r:.60}): {type(error).__name__}: {error}")
+            continue
+        lines = out.getvalue().strip().splitlines()
+        one_verdict = len(lines) == 1 and lines[0].startswith("[")
+        record("exercise checkers", "clean" if one_verdict else "traceback", f"{name}({answer!r:.60}): {lines}")
+
+
+NOT_CODE_CHECKERS = ("check_largest_zscore", "check_prediction", "check_run_prediction")  # they take values, not functions
 
 
 def fuzz_checkpoints(folder: Path, count: int) -> None:
@@ -225,6 +264,7 @@ def main() -> int:
         fuzz_config()
         fuzz_cli()
         fuzz_advantages()
+        fuzz_checkers()
         fuzz_checkpoints(Path(folder), 300)
         fuzz_results(Path(folder))
         fuzz_devices()

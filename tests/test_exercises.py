@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
 import pytest
 import torch
 
@@ -69,6 +70,8 @@ def test_a_crashing_answer_fails_without_a_traceback(capsys):
     out = capsys.readouterr().out
     assert "FAIL: calling it with" in out and "raised AttributeError" in out
     exercises.check_rloo(lambda rewards: None)
+    assert "you return None" in capsys.readouterr().out
+    exercises.check_rloo(lambda rewards: [["x"]])
     assert "not a tensor of numbers" in capsys.readouterr().out
 
 
@@ -220,3 +223,124 @@ def test_a_lab_prediction_is_compared_with_real_short_runs(capsys):
 )
 def test_the_lab_predictions_have_worked_answers(name, symbol):
     assert isinstance(solution(name, symbol), str)
+
+
+# --- wrong learner answers of every kind: always one verdict, never a traceback ----------------------------------
+
+
+def on_tensors(value, change):
+    """``value`` with ``change`` applied to every tensor inside it (a tuple's or a list's items too; a
+    float is a 0-d tensor here)."""
+    if isinstance(value, float):
+        value = torch.tensor(value)
+    if isinstance(value, torch.Tensor):
+        return change(value)
+    if isinstance(value, (tuple, list)):
+        return type(value)(on_tensors(item, change) for item in value)
+    return value
+
+
+def raises(error: Exception):
+    def answer(*_args, **_options):
+        raise error
+
+    return answer
+
+
+# (label, how a right function becomes a wrong one, the verdict it must get: None where the change may
+# keep the answer right, e.g. float64 or a list of the same numbers)
+WRONG_ANSWERS = [
+    ("returns None", lambda right: lambda *a, **o: None, "FAIL"),
+    ("returns text", lambda right: lambda *a, **o: "about 2.5", "FAIL"),
+    ("returns a dict", lambda right: lambda *a, **o: {"answer": right(*a, **o)}, "FAIL"),
+    ("returns a generator", lambda right: lambda *a, **o: (x for x in [1.0]), "FAIL"),
+    ("returns one big tensor", lambda right: lambda *a, **o: torch.ones(9, 9, dtype=torch.complex64), "FAIL"),
+    ("Long tensors", lambda right: lambda *a, **o: on_tensors(right(*a, **o), lambda t: (t > t.float().mean()).long()), None),
+    ("bool tensors", lambda right: lambda *a, **o: on_tensors(right(*a, **o), lambda t: t > 0), None),
+    ("complex tensors", lambda right: lambda *a, **o: on_tensors(right(*a, **o), lambda t: t * (1 + 1j)), "FAIL"),
+    ("float64 tensors", lambda right: lambda *a, **o: on_tensors(right(*a, **o), lambda t: t.double()), None),
+    ("tensors needing grad", lambda right: lambda *a, **o: on_tensors(right(*a, **o), lambda t: t.float().requires_grad_()), None),
+    ("nested lists", lambda right: lambda *a, **o: on_tensors(right(*a, **o), lambda t: t.tolist()), None),
+    (
+        "flattened",
+        lambda right: lambda *a, **o: on_tensors(right(*a, **o), lambda t: t.reshape(-1)[:-1] if t.numel() > 1 else t.reshape(-1).repeat(2)),
+        "FAIL",
+    ),
+    ("an extra axis", lambda right: lambda *a, **o: on_tensors(right(*a, **o), lambda t: torch.stack([t, t])), "FAIL"),
+    ("one number", lambda right: lambda *a, **o: on_tensors(right(*a, **o), lambda t: t.float().sum() * 0 + 7.0), "FAIL"),
+    ("NaN", lambda right: lambda *a, **o: on_tensors(right(*a, **o), lambda t: t.float() * float("nan")), "FAIL"),
+    ("huge", lambda right: lambda *a, **o: on_tensors(right(*a, **o), lambda t: t.double() * 1e300 * 1e300), "FAIL"),
+    ("strings inside", lambda right: lambda *a, **o: on_tensors(right(*a, **o), lambda t: ["x"] * len(t) if t.ndim else "x"), "FAIL"),
+    (
+        "objects inside",
+        lambda right: lambda *a, **o: on_tensors(right(*a, **o), lambda t: [object()] * max(len(t), 1) if t.ndim else object()),
+        "FAIL",
+    ),
+    (
+        "mutates its input after answering",
+        lambda right: lambda *a, **o: (right(*a, **o), on_tensors(a[0], lambda t: t.mul_(0) if t.is_floating_point() else t))[0],
+        "PASS",
+    ),
+    ("raises ValueError", lambda right: raises(ValueError("a bug in my code")), "FAIL"),
+    ("raises ZeroDivisionError", lambda right: raises(ZeroDivisionError("division by zero")), "FAIL"),
+    ("raises torch's NotImplementedError", lambda right: raises(NotImplementedError("\"round_cpu\" not implemented for 'Long'")), "FAIL"),
+    ("raises RecursionError", lambda right: raises(RecursionError("maximum recursion depth exceeded")), "FAIL"),
+    ("is not a function", lambda right: 42, "FAIL"),
+]
+
+
+def wrong_cases():
+    for name in CODE_EXERCISES:
+        for label, make, outcome in WRONG_ANSWERS:
+            yield pytest.param(name, make, outcome, id=f"{name}-{label}")
+
+
+def only_verdict(name: str, out: str) -> str:
+    lines = out.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith(f"[{name}] "), out
+    return lines[0].split("] ", 1)[1].split(":", 1)[0]
+
+
+@pytest.mark.parametrize("name, make, outcome", list(wrong_cases()))
+def test_every_kind_of_wrong_answer_gets_one_verdict(name, make, outcome, capsys):
+    checker, symbol, _ = CODE_EXERCISES[name]
+    checker(make(solution(name, symbol)))
+    out = capsys.readouterr().out
+    got = only_verdict(name, out)
+    assert got == outcome if outcome else got in ("PASS", "FAIL"), out  # a wrong answer is never mistaken for an untouched cell
+    assert "Traceback" not in out and len(out) < 1500, out
+
+
+def test_the_issue_examples_get_a_verdict(capsys):
+    exercises.check_rloo(lambda r: (r > r.mean(1, keepdim=True)).long())
+    assert only_verdict("02_rloo", capsys.readouterr().out) == "FAIL"
+    exercises.check_grpo_loss(lambda *args, **options: (None, None, None))
+    assert only_verdict("02_grpo_loss", capsys.readouterr().out) == "FAIL"
+    exercises.check_ema_baseline(lambda batches, decay: [None] * len(batches))
+    assert only_verdict("05_ema_baseline", capsys.readouterr().out) == "FAIL"
+    exercises.check_largest_zscore("about 2.5")
+    out = capsys.readouterr().out
+    assert only_verdict("04_largest_zscore", out) == "FAIL" and "2.5" in out
+
+
+@pytest.mark.parametrize(
+    "prediction",
+    ["about 2.5", "2.5", "", b"2.5", True, float("nan"), float("inf"), 10**400, 2.5 + 0j, [2.5], (2.5, 1.0), {}, object(), torch.tensor([2.5, 1.0])],
+    ids=repr,
+)
+def test_a_prediction_that_is_not_one_number_fails_with_a_hint(prediction, capsys):
+    exercises.check_largest_zscore(prediction)
+    out = capsys.readouterr().out
+    assert only_verdict("04_largest_zscore", out) == "FAIL" and "Hint" in out, out
+
+
+@pytest.mark.parametrize("prediction", [2.4748737341529163, torch.tensor(2.475), torch.tensor([2.475]), np.float32(2.475)], ids=repr)
+def test_a_prediction_held_in_a_tensor_or_numpy_number_is_read(prediction, capsys):
+    exercises.check_largest_zscore(prediction)
+    assert only_verdict("04_largest_zscore", capsys.readouterr().out) == "PASS"
+
+
+@pytest.mark.parametrize("prediction", [1, 2.5, ["rises"], torch.tensor([1.0, 2.0]), np.array(["rises", "flat"]), object()], ids=repr)
+def test_a_choice_prediction_that_is_not_text_fails(prediction, capsys):
+    exercises.check_prediction("x", prediction, ("rises", "flat"), "rises", "")
+    assert only_verdict("x", capsys.readouterr().out) == "FAIL"

@@ -26,6 +26,7 @@ import pytest
 import torch
 
 import grpo_lab.cli as cli
+import grpo_lab.config as config_module
 import grpo_lab.losses as losses_module
 import grpo_lab.policy as policy_module
 import grpo_lab.trainer as trainer_module
@@ -545,7 +546,7 @@ def test_memory_estimate_covers_the_measured_batch_blowup():
 
 
 def test_a_batch_that_does_not_fit_is_refused_with_the_way_out(monkeypatch, capsys, no_training):
-    monkeypatch.setattr(trainer_module, "available_bytes", lambda device: 16 * 2**30)
+    monkeypatch.setattr(config_module, "available_bytes", lambda device: 16 * 2**30)
     big = dict(prompts_per_step=1024, group_size=256)
     with pytest.raises(ValueError, match=r"^micro_batch_size=0 is not valid: 1024 prompts x 256 responses") as error:
         TrainConfig(**big).validate()
@@ -553,7 +554,7 @@ def test_a_batch_that_does_not_fit_is_refused_with_the_way_out(monkeypatch, caps
     TrainConfig(**big, micro_batch_size=fits).validate()
     assert main(["train", "--prompts-per-step", "1024", "--group-size", "256"]) == 2
     assert "error: --micro-batch-size=0 is not valid" in capsys.readouterr().err
-    monkeypatch.setattr(trainer_module, "available_bytes", lambda device: 2 * 2**30)
+    monkeypatch.setattr(config_module, "available_bytes", lambda device: 2 * 2**30)
     with pytest.raises(ValueError, match=r"^prompts_per_step=1024 is not valid: .* even micro-batches of 1"):
         TrainConfig(**big, micro_batch_size=1).validate()
     TrainConfig().validate()  # the default run fits in 2 GB

@@ -11,6 +11,7 @@ next to the measurement instead of grading it: a wrong prediction is how one lea
 
 from __future__ import annotations
 
+import copy
 import math
 from collections.abc import Callable, Sequence
 
@@ -31,15 +32,42 @@ def verdict(exercise: str, outcome: str, detail: str = "") -> None:
     print(f"[{exercise}] {outcome}: {detail}{hint}")
 
 
-def call_learner(exercise: str, function: Callable, *args) -> tuple[object, bool]:
-    """Call the learner's function: (its value, True), or (None, False) after printing the verdict."""
+STUB_HINT = "the cell above still raises NotImplementedError; replace it with your code"
+TEXT_LIMIT = 80  # characters of a learner's value shown in a verdict
+
+
+def call_learner(exercise: str, function: Callable, *args, **options) -> tuple[object, bool]:
+    """Call the learner's function on copies of the inputs (an in-place edit cannot change the
+    reference's): (its value, True), or (None, False) after printing the verdict. Any exception is
+    a verdict: a bare NotImplementedError (the untouched cell) is NOT ATTEMPTED, anything else FAIL."""
+    if not callable(function):
+        verdict(exercise, FAIL, f"pass your function itself (its name, without calling it), not {shown(function)}")
+        return None, False
     try:
-        return function(*args), True
-    except NotImplementedError:
-        verdict(exercise, NOT_ATTEMPTED, "the cell above still raises NotImplementedError; replace it with your code")
+        return function(*copy.deepcopy(args), **options), True
+    except NotImplementedError as error:
+        if not str(error):
+            verdict(exercise, NOT_ATTEMPTED, STUB_HINT)
+            return None, False
+        verdict(exercise, FAIL, f"calling it with {format_args(args)} raised NotImplementedError: {cut(str(error))}")
     except Exception as error:  # a learner's bug: show it as a verdict, not as a traceback
-        verdict(exercise, FAIL, f"calling it with {format_args(args)} raised {type(error).__name__}: {error}")
+        verdict(exercise, FAIL, f"calling it with {format_args(args)} raised {type(error).__name__}: {cut(str(error))}")
     return None, False
+
+
+def shown(value: object) -> str:
+    """repr(value) cut to TEXT_LIMIT characters (a verdict stays readable)."""
+    try:
+        text = repr(value)
+    except Exception:  # a learner's object whose repr is broken
+        text = f"<a {type(value).__name__}>"
+    return cut(text)
+
+
+def cut(text: str) -> str:
+    """text on one line (a tensor's repr spans several), cut to TEXT_LIMIT characters."""
+    text = " ".join(text.split())
+    return text if len(text) <= TEXT_LIMIT else text[: TEXT_LIMIT - 3] + "..."
 
 
 def format_args(args: Sequence) -> str:
@@ -47,27 +75,82 @@ def format_args(args: Sequence) -> str:
 
 
 def format_value(value: object) -> str:
+    """A tensor as (nested) lists rounded to 4 decimals; anything else as its (cut) repr."""
     if isinstance(value, torch.Tensor):
-        return str([round(v, 4) for v in value.tolist()]) if value.ndim == 1 else str(torch.round(value, decimals=4).tolist())
-    return repr(value)
+        numbers = value.detach().cpu()
+        if numbers.is_floating_point():
+            numbers = torch.round(numbers.double(), decimals=4)
+        return shown(numbers.tolist())
+    return shown(value)
+
+
+def as_tensor_like(value: object, expected: torch.Tensor) -> torch.Tensor | str:
+    """The learner's value as a CPU tensor of ``expected``'s dtype (a number, a list, a numpy array
+    or a tensor of any real dtype will do), or what is wrong with it, as words for a FAIL."""
+    if value is None:
+        return "None (does your function end with `return ...`?)"
+    if isinstance(value, (str, bytes)):
+        return f"the text {shown(value)}, not numbers"
+    try:
+        tensor = value.detach() if isinstance(value, torch.Tensor) else torch.as_tensor(value)
+    except (TypeError, ValueError, RuntimeError, OverflowError):
+        return f"{shown(value)}, which is not a tensor of numbers"
+    if tensor.is_complex():
+        return f"complex numbers ({format_value(tensor)}); the answer is real"
+    if tensor.dtype == expected.dtype:
+        return tensor.cpu()
+    if not expected.is_floating_point() and tensor.is_floating_point() and not torch.isfinite(tensor).all():
+        return f"{format_value(tensor)}, which holds NaN or infinity where True/False is expected"
+    return tensor.cpu().to(expected.dtype)
+
+
+def as_number(value: object) -> float | str:
+    """The learner's value as one Python float (a number, a numpy number or a one-element tensor),
+    or what is wrong with it, as words for a FAIL. True/False and text are not numbers here."""
+    if value is None:
+        return "None (does your function end with `return ...`?)"
+    if isinstance(value, (str, bytes)):
+        return f"the text {shown(value)}: write the number itself, without quotes"
+    if isinstance(value, bool):
+        return f"{value}, not a number"
+    if isinstance(value, torch.Tensor) or hasattr(value, "__array__"):
+        try:
+            tensor = torch.as_tensor(value)
+        except (TypeError, ValueError, RuntimeError, OverflowError):
+            return f"{shown(value)}, which is not a number"
+        if tensor.numel() != 1:
+            return f"{tensor.numel()} numbers ({format_value(tensor)}); give one"
+        if tensor.is_complex() or tensor.dtype == torch.bool:
+            return f"{format_value(tensor)}, not a real number"
+        value = tensor.item()
+    if isinstance(value, complex):
+        return f"the complex number {value}; the answer is real"
+    try:
+        number = float(value)
+    except OverflowError:
+        return f"{shown(value)}, too large for a float"
+    except (TypeError, ValueError):
+        return f"{shown(value)}, which is not a number"
+    if not math.isfinite(number):
+        return f"{number}, not a finite number"
+    return number
 
 
 def compare(exercise: str, function: Callable, cases: list[tuple], reference: Callable, hint: str, atol: float = 1e-5) -> None:
     """Run ``function(*case)`` against ``reference(*case)`` for every case; one verdict."""
     for case in cases:
+        expected = reference(*case)
         got, ok = call_learner(exercise, function, *case)
         if not ok:
             return
-        expected = reference(*case)
-        try:
-            got = torch.as_tensor(got, dtype=expected.dtype) if not isinstance(got, torch.Tensor) else got
-        except (TypeError, ValueError, RuntimeError):
-            return verdict(exercise, FAIL, f"for input {format_args(case)} you return {got!r}, which is not a tensor of numbers")
-        if got.shape != expected.shape:
-            return verdict(exercise, FAIL, f"for input {format_args(case)} the shape is {tuple(got.shape)}, expected {tuple(expected.shape)}")
-        if not torch.allclose(got.to(expected.dtype), expected, atol=atol, rtol=1e-4, equal_nan=True):
+        mine = as_tensor_like(got, expected)
+        if isinstance(mine, str):
+            return verdict(exercise, FAIL, f"for input {format_args(case)} you return {mine}. Hint: {hint}")
+        if mine.shape != expected.shape:
+            return verdict(exercise, FAIL, f"for input {format_args(case)} the shape is {tuple(mine.shape)}, expected {tuple(expected.shape)}")
+        if not torch.allclose(mine, expected, atol=atol, rtol=1e-4, equal_nan=True):
             return verdict(
-                exercise, FAIL, f"for input {format_args(case)} you return {format_value(got)}, expected {format_value(expected)}. Hint: {hint}"
+                exercise, FAIL, f"for input {format_args(case)} you return {format_value(mine)}, expected {format_value(expected)}. Hint: {hint}"
             )
     return verdict(exercise, PASS, f"matches the reference on all {len(cases)} test inputs")
 
@@ -124,7 +207,7 @@ def check_zero_std_groups(function: Callable[[torch.Tensor], torch.Tensor]) -> N
 
     return compare(
         "04_zero_std_groups",
-        lambda r: torch.as_tensor(function(r)).bool(),
+        function,
         cases,
         reference,
         "a group has zero std exactly when every reward equals the first one; 0.5 and 0.5 + 1e-6 are *not* equal",
@@ -143,19 +226,22 @@ def check_largest_zscore(prediction: float | None, group_size: int = 8) -> None:
     exercise = "04_largest_zscore"
     if prediction is None:
         return verdict(exercise, NOT_ATTEMPTED, "set your prediction to a number")
+    number = as_number(prediction)
+    if isinstance(number, str):
+        return verdict(exercise, FAIL, f"your prediction is {number}. Hint: set it to one number, e.g. largest = 3.1")
     # a numeric cross-check of the formula: one odd reward out, computed by the library
     rewards = torch.zeros(1, group_size)
     rewards[0, 0] = 1.0
     measured = float(compute_advantages(rewards, "zscore", std_eps=0.0).abs().max())
     exact = largest_zscore(group_size)
-    if abs(float(prediction) - exact) <= PREDICTION_RTOL * exact:  # 2.5 (two significant digits) passes, 2.4 does not
+    if abs(number - exact) <= PREDICTION_RTOL * exact:  # 2.5 (two significant digits) passes, 2.4 does not
         return verdict(
             exercise, PASS, f"for G={group_size} the bound is (G-1)/sqrt(G) = {exact:.4f} (the library gives {measured:.4f} for one 1 among 0s)"
         )
     return verdict(
         exercise,
         FAIL,
-        f"you predicted {float(prediction):.4g}; one 1 among {group_size - 1} zeros already gives {measured:.4f}. "
+        f"you predicted {number:.4g}; one 1 among {group_size - 1} zeros already gives {measured:.4f}. "
         "Hint: the extreme group is one 1 among G-1 zeros: its mean is 1/G and its Bessel std is 1/sqrt(G); work out (1 - 1/G) / std",
     )
 
@@ -289,17 +375,16 @@ def check_grpo_loss(function: Callable) -> None:
         rewards = batch["rewards"][rewards_kind]
         old_logprobs = batch["stale_logprobs"] if stale else batch["logprobs"]
         args = (rewards, batch["logprobs"], old_logprobs, batch["ref_logprobs"], batch["mask"])
-        try:
-            got = function(*args, **options)
-        except NotImplementedError:
-            return verdict(exercise, NOT_ATTEMPTED, "the cell above still raises NotImplementedError; replace it with your code")
-        except Exception as error:  # a learner's bug: a verdict, not a traceback
-            return verdict(exercise, FAIL, f"case '{description}' ({options}) raised {type(error).__name__}: {error}")
+        expected = reference_grpo_loss(batch, rewards, old_logprobs, options)
+        got, ok = call_learner(exercise, function, *args, **options)
+        if not ok:
+            return
         if not isinstance(got, (tuple, list)) or len(got) != 3:
             return verdict(exercise, FAIL, "return three things: (advantages [P, G], per_token [P*G, La], loss, a number)")
-        expected = reference_grpo_loss(batch, rewards, old_logprobs, options)
-        for name, mine, theirs in zip(("advantages", "per_token", "loss"), got, expected):
-            mine = torch.as_tensor(mine, dtype=theirs.dtype).detach()
+        for name, value, theirs in zip(("advantages", "per_token", "loss"), got, expected):
+            mine = as_tensor_like(value, theirs)
+            if isinstance(mine, str):
+                return verdict(exercise, FAIL, f"case '{description}': your {PIECES[name]} is {mine}. Hint: {LOSS_HINTS[name]}")
             if name == "per_token" and mine.shape == theirs.shape:
                 mine = mine * batch["mask"]  # padding after the end of an answer does not count
             if mine.shape != theirs.shape:
@@ -342,10 +427,9 @@ def check_zscore_weight(function: Callable[[float], float]) -> None:
         if not ok:
             return
         expected = zscore_weight_exact(p, group_size)
-        try:
-            value = float(got)
-        except (TypeError, ValueError):
-            return verdict(exercise, FAIL, f"for p={p} you return {got!r}, which is not a number")
+        value = as_number(got)
+        if isinstance(value, str):
+            return verdict(exercise, FAIL, f"for p={p} you return {value}. Hint: return one number, the relative weight")
         if not abs(value - expected) <= 0.03 * expected:
             return verdict(
                 exercise,
@@ -388,14 +472,16 @@ def check_ema_baseline(function: Callable[[list, float], list]) -> None:
         "b <- decay * b + (1 - decay) * mean of this batch"
     )
     for batches, decay in cases:
+        expected = reference(batches, decay)
         got, ok = call_learner("05_ema_baseline", function, batches, decay)
         if not ok:
             return
-        expected = reference(batches, decay)
         if not isinstance(got, (list, tuple)) or len(got) != len(expected):
-            return verdict("05_ema_baseline", FAIL, f"return one advantage tensor per step ({len(expected)} for this input), got {got!r}")
-        for step, (mine, theirs) in enumerate(zip(got, expected)):
-            mine = torch.as_tensor(mine, dtype=theirs.dtype)
+            return verdict("05_ema_baseline", FAIL, f"return one advantage tensor per step ({len(expected)} for this input), got {shown(got)}")
+        for step, (value, theirs) in enumerate(zip(got, expected)):
+            mine = as_tensor_like(value, theirs)
+            if isinstance(mine, str):
+                return verdict("05_ema_baseline", FAIL, f"decay={decay}: at step {step} you return {mine}. Hint: {hint}")
             if mine.shape != theirs.shape or not torch.allclose(mine, theirs, atol=1e-5):
                 return verdict(
                     "05_ema_baseline",
@@ -434,8 +520,8 @@ def check_prediction(exercise: str, prediction: str | None, choices: Sequence[st
     ``choices``, computed by the notebook from the run or the result file; ``evidence`` quotes the numbers."""
     if prediction is None:
         return verdict(exercise, NOT_ATTEMPTED, f"set your prediction to one of {', '.join(map(repr, choices))} before reading on")
-    if prediction not in choices:
-        return verdict(exercise, FAIL, f"prediction={prediction!r} is not one of the choices {', '.join(map(repr, choices))}")
+    if not isinstance(prediction, str) or prediction not in choices:
+        return verdict(exercise, FAIL, f"prediction={shown(prediction)} is not one of the choices {', '.join(map(repr, choices))}")
     outcome = "it matches the measurement" if prediction == measured else f"the measurement says {measured!r}; the next section explains why"
     return verdict(exercise, RECORDED, f"you predicted {prediction!r}: {outcome}. Evidence: {evidence}")
 

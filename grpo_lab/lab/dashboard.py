@@ -16,6 +16,7 @@ from dataclasses import replace
 
 import ipywidgets as widgets
 
+from ..errors import ConfigError
 from ..live_figure import LiveRunFigure, RunCurves
 from ..threads import default_training_threads, torch_threads
 from ..trainer import TrainConfig, train
@@ -59,6 +60,8 @@ class GRPOLab:
         training_threads: int | None = None,
         **config_values,
     ):
+        if isinstance(max_runs, bool) or not isinstance(max_runs, int) or max_runs < 1:
+            raise ConfigError("max_runs", max_runs, "must be an integer >= 1 (finished runs kept on the plot)")
         config = TrainConfig(**config_values).validate()
         measure_every = {name: lab_measure_every(config.steps) for name in ("eval_every", "probe_every") if name not in config_values}
         self.base_config = replace(config, **measure_every).validate()
