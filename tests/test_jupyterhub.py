@@ -80,8 +80,10 @@ def test_three_students_each_run_their_own_lab_on_a_local_jupyterhub(tmp_path):
             (listed,) = own.json()
             assert KERNEL_ID.search(" ".join(kernel.cmdline())).group(1) == listed["id"]
             for other in STUDENTS.keys() - {user}:
-                foreign = pages[user].request.get(f"{hub.url}/user/{other}/api/kernels", max_redirects=5)
-                assert foreign.status == 403, (user, other, foreign.status, foreign.url)
+                # a page (not the API, which refuses any request without the server's own cookie) goes
+                # through the hub's OAuth: the hub must refuse this student the other's server
+                foreign = pages[user].request.get(f"{hub.url}/user/{other}/voila/tree", max_redirects=10)
+                assert foreign.status == 403 and "/hub/api/oauth2/authorize" in foreign.url, (user, other, foreign.status, foreign.url)
         assert len(kernel_pids) == len(STUDENTS)
 
 
