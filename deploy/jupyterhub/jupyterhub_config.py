@@ -44,8 +44,8 @@ c.Spawner.args = [
 # other cost more than they give (benchmarks/README.md measures the same on 2 cores)
 c.Spawner.environment = {"OMP_NUM_THREADS": "1"}
 # honoured by container spawners (DockerSpawner, KubeSpawner); a local process spawner ignores them.
-# Measured per student (benchmarks/bench_hub_students.py, README's "Classroom mode"): about 0.6 GB
-# at the end of a run (server + kernel), one core while a run trains
+# Measured per student (benchmarks/bench_hub_students.py, README's "What a student costs"): 0.61 GB
+# RSS at the peak of a run (server + kernel), at most one core while a run trains
 c.Spawner.mem_limit = "1G"
 c.Spawner.cpu_limit = 1.0
 # the first page imports torch and trains a run before Voila shows it: give a busy machine time
