@@ -18,6 +18,7 @@ import pytest
 from browser_helpers import CHROMIUM, REPO
 from hub_helpers import PROXY, chromium_browser, log_in, serve_hub, wait_for_servers
 from test_browser import LAST_FINISHED_RUN, RUN_SECONDS, drag_group_size_to, plot_source, screenshot_on_failure, wait_for_next_finished_run
+from test_makefile import dry_run
 
 # each student moves the group-size slider (2, 4, 8, 16, 32, 64) to an option of their own
 STUDENTS = {"alice": (0, "G=2"), "bob": (1, "G=4"), "carol": (3, "G=16")}
@@ -36,7 +37,7 @@ def running_hub_needs() -> str | None:
 
 
 @pytest.mark.browser
-@pytest.mark.timeout(900)
+@pytest.mark.timeout(600)
 @pytest.mark.skipif(running_hub_needs() is not None, reason=str(running_hub_needs()))
 def test_three_students_each_run_their_own_lab_on_a_local_jupyterhub(tmp_path):
     with serve_hub(tmp_path) as hub, chromium_browser() as browser:
@@ -97,3 +98,15 @@ def test_the_image_recipe_installs_the_course_with_the_pinned_torch_and_the_hub(
     assert "torch==2.13.0" in lines and "-e .[lab]" in lines and hub_spec in lines, lines
     python = re.search(r"- python=(\S+)", (REPO / "environment.yml").read_text()).group(1)
     assert (REPO / "binder" / "runtime.txt").read_text().strip() == f"python-{python}"
+
+
+def test_make_hub_starts_the_tested_config_on_the_projects_address():
+    """`make hub` runs the config the test above starts, in its local route, on GRPO_LAB_HOST and
+    GRPO_LAB_PORT (never the shell's HOST or PORT: any name logs in to that hub)."""
+    for environment, address in (
+        ({"HOST": "0.0.0.0", "PORT": "1234"}, "127.0.0.1:8888"),
+        ({"GRPO_LAB_HOST": "0.0.0.0", "GRPO_LAB_PORT": "9999"}, "0.0.0.0:9999"),
+    ):
+        command = next(line for line in dry_run("hub", **environment).splitlines() if "-m jupyterhub" in line)
+        assert f"GRPO_LAB_HUB=local GRPO_LAB_HUB_URL=http://{address} " in command, command
+        assert command.endswith("-f " + str(REPO / "deploy" / "jupyterhub" / "jupyterhub_config.py")), command
