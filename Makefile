@@ -12,10 +12,13 @@ START_NOTEBOOK := notebooks/00_start_here.ipynb
 # minutes (kernels with a tab still open are kept, however long the class talks)
 VOILA_CULLING := --MappingKernelManager.cull_idle_timeout=300 --MappingKernelManager.cull_interval=60 \
 	--MappingKernelManager.cull_connected=False
+# the JupyterHub route (deploy/jupyterhub/jupyterhub_config.py): its proxy comes from npm, pinned
+HUB_PROXY_VERSION := 5.3.0
+HUB_PROXY := build/hub-proxy/node_modules/.bin/configurable-http-proxy
 # Jupyter refuses to run as root unless told to (containers and CI machines often run as root)
 ALLOW_ROOT := $(if $(filter 0,$(shell id -u)),--ServerApp.allow_root=True,)
 
-.PHONY: start test test-fast voila html install install-dev lint benchmarks pretrain clean
+.PHONY: start test test-fast voila hub hub-proxy html install install-dev lint benchmarks pretrain clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -44,6 +47,19 @@ voila: install
 	@echo "Voila on http://$(GRPO_LAB_HOST):$(GRPO_LAB_PORT)/ (no token: anyone who can reach that address can use it)"
 	$(BIN)/voila --Voila.ip=$(GRPO_LAB_HOST) --port=$(GRPO_LAB_PORT) $(VOILA_CULLING) notebooks/03_interactive_lab.ipynb
 
+# every student their own lab: a local JupyterHub (any name logs in, no password checked) whose
+# students each get a server that opens the lab in Voila; its database and homes live in build/hub
+$(HUB_PROXY):
+	npm install --prefix build/hub-proxy --no-audit --no-fund --loglevel=error configurable-http-proxy@$(HUB_PROXY_VERSION)
+
+hub-proxy: $(HUB_PROXY)
+
+hub: install-dev $(HUB_PROXY)
+	@echo "JupyterHub on http://$(GRPO_LAB_HOST):$(GRPO_LAB_PORT)/ (any name logs in: anyone who can reach that address can use it)"
+	mkdir -p build/hub
+	cd build/hub && GRPO_LAB_HUB=local GRPO_LAB_HUB_URL=http://$(GRPO_LAB_HOST):$(GRPO_LAB_PORT) \
+		$(CURDIR)/$(BIN)/python -m jupyterhub -f $(CURDIR)/deploy/jupyterhub/jupyterhub_config.py
+
 test: install-dev
 	$(BIN)/python -m pytest
 
@@ -56,8 +72,8 @@ html: install-dev
 	$(BIN)/python scripts/render_html.py $(if $(FAST),--fast,)
 
 lint: install-dev
-	$(BIN)/ruff check grpo_lab tests benchmarks scripts notebooks/solutions
-	$(BIN)/ruff format --check grpo_lab tests benchmarks scripts
+	$(BIN)/ruff check grpo_lab tests benchmarks scripts notebooks/solutions deploy
+	$(BIN)/ruff format --check grpo_lab tests benchmarks scripts deploy
 
 benchmarks: install-dev
 	$(BIN)/python benchmarks/run_all.py
