@@ -23,7 +23,7 @@ from .errors import ConfigError
 from .files import write_atomically
 from .task import EOS_ID, MAX_DIGITS, OPERATIONS, PAD_ID, VOCAB, Task
 
-REFERENCE_NAMES = ("default", "weak")
+REFERENCE_NAMES = ("default", "weak", "sparse")
 DATA_DIR = paths.DATA_DIR
 _LONGEST_TASK = Task(MAX_DIGITS, OPERATIONS)
 # positions a policy must read for every task: the prompt, then each answer token but the last

@@ -282,3 +282,26 @@ def test_pretraining_is_deterministic():
     second, _ = pretrain(recipe)
     for a, b in zip(first.state_dict().values(), second.state_dict().values()):
         assert torch.equal(a, b)
+
+
+@pytest.mark.slow  # pretrains 260 steps (about 5 s)
+def test_pretrain_rebuilds_the_sparse_reference_bit_for_bit(tmp_path):
+    """References built since checkpoints record their threads rebuild to the shipped bytes, whatever
+    thread count the caller has set (pretrain pins its own); default.pt and weak.pt do not (data/README.md)."""
+    import hashlib
+
+    from grpo_lab.policy import reference_path, save_policy, sha256_of, shipped_checksums
+    from grpo_lab.pretrain import PRETRAIN_THREADS, RECIPES, pretrain
+
+    shipped = torch.load(reference_path("sparse"), weights_only=True)
+    assert shipped["metadata"]["torch_threads"] == PRETRAIN_THREADS
+    previous = torch.get_num_threads()
+    torch.set_num_threads(2)
+    try:
+        policy, accuracy = pretrain(RECIPES["sparse"])
+        assert torch.get_num_threads() == 2  # restored
+    finally:
+        torch.set_num_threads(previous)
+    assert accuracy == shipped["metadata"]["eval_accuracy"]
+    rebuilt = save_policy(policy, tmp_path / "sparse.pt", shipped["metadata"])
+    assert sha256_of(rebuilt) == shipped_checksums()["sparse.pt"]
