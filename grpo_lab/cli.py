@@ -89,6 +89,12 @@ def build_parser() -> argparse.ArgumentParser:
     sweep_parser.add_argument("--fast", action="store_true", help="the small version (CI); results go to data/results/fast/")
     sweep_parser.add_argument("--workers", type=int, default=2, help="worker processes (default 2)")
     sweep_parser.add_argument("--out", type=Path, default=None, help="write the results here instead of data/results/")
+    sweep_parser.add_argument(
+        "--regime",
+        default=None,
+        help="run in this regime (grpo_lab/experiments/catalog.py: REGIMES; default: gentle, and every regime for 'all'); "
+        "results go to regimes/REGIME/",
+    )
     sweep_parser.add_argument("--quiet", action="store_true", help="no progress bar")
     sweep_parser.add_argument("--replot", action="store_true", help="redraw the figure(s) from the saved result(s) instead of running")
     pretrain_parser = commands.add_parser("pretrain", help="regenerate data/: the eval sets and the reference policies")
@@ -172,25 +178,31 @@ def run_train(args: argparse.Namespace) -> int:
 
 def run_sweep(args: argparse.Namespace) -> int:
     from .experiments import EXPERIMENTS, experiment_figure, load_result, result_path, run_experiment, write_claims, write_result
+    from .experiments.catalog import DEFAULT_REGIME, REGIMES
     from .experiments.runner import check_options
     from .plots import save_figure
 
     if args.name not in (*EXPERIMENTS, "all", "claims"):
         raise UsageError(f"NAME={args.name!r} is not valid: choose one of {', '.join(EXPERIMENTS)}, all, claims")
     names = list(EXPERIMENTS) if args.name == "all" else [] if args.name == "claims" else [args.name]
+    regimes = [args.regime] if args.regime is not None else list(REGIMES) if args.name in ("all", "claims") else [DEFAULT_REGIME]
     try:
-        check_options(names[0] if names else "variance", args.seeds, args.workers)
+        for regime in regimes:
+            check_options(names[0] if names else "variance", args.seeds, args.workers, regime)
     except ValueError as error:
         raise UsageError(flag_message(error)) from None
     destination(result_path("variance", args.fast, args.out).parent, "out", folder=True)
-    for name in names:
-        if args.replot:
-            result, path = load_result(name, args.fast, args.out), result_path(name, args.fast, args.out)
-        else:
-            result = run_experiment(name, args.seeds, args.fast, args.workers, progress=not args.quiet)
-            path = write_result(name, result, args.out)
-        figure_path = save_figure(experiment_figure(name, result), path.with_suffix(".png"), dpi=90)
-        print(f"{name}: {len(result['cells'])} cells x {result['seeds']} seeds in {result['wall_time_s']:.0f} s -> {path}, {figure_path}")
+    for regime in regimes:
+        for name in names:
+            if args.replot:
+                result, path = load_result(name, args.fast, args.out, regime), result_path(name, args.fast, args.out, regime)
+            else:
+                result = run_experiment(name, args.seeds, args.fast, args.workers, progress=not args.quiet, regime=regime)
+                path = write_result(name, result, args.out)
+            figure_path = save_figure(experiment_figure(name, result), path.with_suffix(".png"), dpi=90)
+            print(
+                f"{name} ({regime}): {len(result['cells'])} cells x {result['seeds']} seeds in {result['wall_time_s']:.0f} s -> {path}, {figure_path}"
+            )
     if args.name in ("all", "claims"):
         print(f"claims: {write_claims(directory=args.out, fast=args.fast)}")
     return 0

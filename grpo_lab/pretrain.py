@@ -32,8 +32,8 @@ import torch.nn.functional as F
 
 from .evaluation import greedy_accuracy
 from .policy import PolicyConfig, TinyTransformer, record_checksum, reference_path, save_policy
-from .threads import torch_threads
 from .task import EOS_ID, ProblemSampler, Task, encode
+from .threads import torch_threads
 
 
 @dataclass(frozen=True)

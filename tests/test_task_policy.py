@@ -288,7 +288,6 @@ def test_pretraining_is_deterministic():
 def test_pretrain_rebuilds_the_sparse_reference_bit_for_bit(tmp_path):
     """References built since checkpoints record their threads rebuild to the shipped bytes, whatever
     thread count the caller has set (pretrain pins its own); default.pt and weak.pt do not (data/README.md)."""
-    import hashlib
 
     from grpo_lab.policy import reference_path, save_policy, sha256_of, shipped_checksums
     from grpo_lab.pretrain import PRETRAIN_THREADS, RECIPES, pretrain
