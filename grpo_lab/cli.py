@@ -178,7 +178,7 @@ def run_train(args: argparse.Namespace) -> int:
 
 def run_sweep(args: argparse.Namespace) -> int:
     from .experiments import EXPERIMENTS, experiment_figure, load_result, result_path, run_experiment, write_claims, write_result
-    from .experiments.catalog import DEFAULT_REGIME, REGIMES
+    from .experiments.catalog import DEFAULT_REGIME, REGIMES, experiments_in
     from .experiments.runner import check_options
     from .plots import save_figure
 
@@ -188,12 +188,12 @@ def run_sweep(args: argparse.Namespace) -> int:
     regimes = [args.regime] if args.regime is not None else list(REGIMES) if args.name in ("all", "claims") else [DEFAULT_REGIME]
     try:
         for regime in regimes:
-            check_options(names[0] if names else "variance", args.seeds, args.workers, regime)
+            check_options(names[0] if len(names) == 1 else "variance", args.seeds, args.workers, regime)
     except ValueError as error:
         raise UsageError(flag_message(error)) from None
     destination(result_path("variance", args.fast, args.out).parent, "out", folder=True)
     for regime in regimes:
-        for name in names:
+        for name in names if args.name != "all" else experiments_in(regime):
             if args.replot:
                 result, path = load_result(name, args.fast, args.out, regime), result_path(name, args.fast, args.out, regime)
             else:

@@ -126,3 +126,12 @@ def test_claims_md_gets_a_column_and_a_section_per_regime():
     assert "| verdict: gentle | verdict: large-step |" in text and "verdict: sparse" not in text  # a regime without results has no column
     assert "**In the large-step regime**" in text and "*Power:* Δ" in text
     assert "| verdict |" in claims_markdown(gentle)
+
+
+def test_an_experiment_that_cannot_differ_between_regimes_runs_in_gentle_only_and_its_claims_say_why(capsys):
+    assert main(["sweep", "batch-blowup", "--regime", "sparse", "--fast"]) == 2
+    assert "batch-blowup runs in the gentle regime only" in capsys.readouterr().err
+    gentle = {"batch-blowup": load_result("batch-blowup")}
+    text = claims_markdown(gentle, {"sparse": gentle})
+    row = next(line for line in text.splitlines() if "`batch-blowup`" in line and line.startswith("| "))
+    assert row.rstrip().endswith("| **not tested** |") and "runs in the gentle regime only: time and memory" in text

@@ -27,7 +27,8 @@ DAPO_REFILL_BATCHES = 4  # dynamic sampling: at most this many extra draws of P 
 class Experiment:
     """name: the sweep's name; question: what it measures, in one line; grid(fast) -> cells;
     seeds, fast_seeds: default seeds per cell; fresh_process: run each unit in a new process
-    (memory measurements); derive(cells) -> experiment-specific keys added to the result."""
+    (memory measurements); derive(cells) -> experiment-specific keys added to the result;
+    gentle_only: why the experiment is run in the gentle regime only ("" = it runs in every regime)."""
 
     name: str
     question: str
@@ -36,6 +37,7 @@ class Experiment:
     fast_seeds: int = 2
     fresh_process: bool = False
     derive: Callable[[list[dict]], dict] | None = None
+    gentle_only: str = ""
 
 
 def cell(label: str, axes: dict, kind: str = "train", **config: Any) -> dict:
@@ -437,6 +439,8 @@ EXPERIMENTS: dict[str, Experiment] = {
             seeds=3,
             fresh_process=True,
             derive=blowup_derive,
+            gentle_only="time and memory per step depend on the batch's shape (prompts x G, micro-batches), not on the lr "
+            "or the starting policy; its 4 steps never leave the start",
         ),
         Experiment(
             "grpo-vs-ppo",
@@ -516,6 +520,11 @@ REGIMES: dict[str, Regime] = {
     )
 }
 DEFAULT_REGIME = "gentle"
+
+
+def experiments_in(regime: str) -> list[str]:
+    """The experiments measured in ``regime``: all in the gentle one, all but the gentle-only ones elsewhere."""
+    return [name for name, experiment in EXPERIMENTS.items() if regime == DEFAULT_REGIME or not experiment.gentle_only]
 
 
 def in_regime(config: dict, regime: str) -> dict:

@@ -10,8 +10,8 @@ import sys
 from pathlib import Path
 
 from ..files import write_atomically
-from .catalog import DEFAULT_REGIME, EXPERIMENTS, REGIME_RULE, REGIMES, TARGET_ACCURACY
-from .claims import CLAIMS, Finding, evaluate_claim
+from .catalog import DEFAULT_REGIME, EXPERIMENTS, REGIME_RULE, REGIMES, TARGET_ACCURACY, experiments_in
+from .claims import CLAIMS, UNTESTED, Claim, Finding, evaluate_claim
 from .runner import RESULTS_DIR, UnreadableResultError, load_result
 from .stats import DETECTABLE_SE
 
@@ -55,11 +55,19 @@ def power_line(finding: Finding) -> str:
     return "; ".join(shown) + (f"; and {more} more" if more > 0 else "")
 
 
+def regime_finding(claim: Claim, results: dict, regime: str) -> Finding:
+    """The claim's finding in ``regime``; 'not tested' with the reason where an experiment it needs runs in the gentle regime only."""
+    skipped = [name for name in claim.experiments if name not in experiments_in(regime)]
+    if skipped:
+        return Finding("—", UNTESTED, "; ".join(f"`{name}` runs in the gentle regime only: {EXPERIMENTS[name].gentle_only}" for name in skipped))
+    return evaluate_claim(claim, results)
+
+
 def claims_markdown(results: dict, other_regimes: dict[str, dict] | None = None) -> str:
     """claims.md's text from {name: result} of the gentle regime and, per other regime with results,
     {regime: {name: result}}: a verdict column per regime. Deterministic: the same results give the same text."""
     by_regime = {DEFAULT_REGIME: results, **{regime: found for regime, found in (other_regimes or {}).items() if found}}
-    findings = {regime: [evaluate_claim(claim, found) for claim in CLAIMS] for regime, found in by_regime.items()}
+    findings = {regime: [regime_finding(claim, found, regime) for claim in CLAIMS] for regime, found in by_regime.items()}
     header = HEADER.format(target=TARGET_ACCURACY, detectable_se=DETECTABLE_SE, regime_rule=REGIME_RULE)
     columns = " | ".join(f"verdict: {regime}" if len(by_regime) > 1 else "verdict" for regime in by_regime)
     lines = [header, f"| # | claim | card (source) | experiment | {columns} |", "|---|---|---|---|" + "---|" * len(by_regime)]

@@ -62,6 +62,8 @@ def check_options(name: str, seeds: int | None, workers: int, regime: str = DEFA
     """One ConfigError (a ValueError) naming the option, the value and the allowed range."""
     check_name(name)
     check_regime(regime)
+    if regime != DEFAULT_REGIME and EXPERIMENTS[name].gentle_only:
+        raise ConfigError("regime", regime, f"{name} runs in the gentle regime only: {EXPERIMENTS[name].gentle_only}")
     if seeds is not None and (not isinstance(seeds, int) or not 1 <= seeds <= 100):
         raise ConfigError("seeds", seeds, "must be an integer from 1 to 100")
     if not isinstance(workers, int) or not 1 <= workers <= 64:
