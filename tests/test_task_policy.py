@@ -304,3 +304,17 @@ def test_pretrain_rebuilds_the_sparse_reference_bit_for_bit(tmp_path):
     assert accuracy == shipped["metadata"]["eval_accuracy"]
     rebuilt = save_policy(policy, tmp_path / "sparse.pt", shipped["metadata"])
     assert sha256_of(rebuilt) == shipped_checksums()["sparse.pt"]
+
+
+def test_plain_pretrain_leaves_the_references_every_cached_result_starts_from(monkeypatch):
+    import grpo_lab.pretrain as pretrain_module
+    import grpo_lab.task as task_module
+    from grpo_lab.cli import main
+    from grpo_lab.policy import reference_path
+
+    rebuilt = []
+    monkeypatch.setattr(pretrain_module, "write_reference", lambda name, bar: (rebuilt.append(name), (reference_path(name), 0.0))[1])
+    monkeypatch.setattr(task_module, "write_eval_set", lambda task: None)
+    assert main(["pretrain"]) == 0
+    assert rebuilt == ["sparse"]  # default.pt and weak.pt do not rebuild bit for bit (data/README.md): only by name
+    assert main(["pretrain", "--only", "weak"]) == 0 and rebuilt == ["sparse", "weak"]
