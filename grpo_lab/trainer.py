@@ -420,6 +420,10 @@ def train(
     step with that step's raw batch (for live views such as the lab's advantage histogram; the
     history keeps only summaries). Under baseline='critic' a response's advantage is the mean of
     its tokens' GAE advantages.
+
+    Deterministic on a CPU for the same config, seed, torch build and torch thread count; with 1 and 2
+    threads histories differ around the 7th digit (float sums split differently), which is why the
+    CLI's run.json records ``environment.torch_threads`` (data/README.md, "Where determinism holds").
     """
     config.validate()
     state, problems = start_run(config)
