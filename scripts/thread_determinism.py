@@ -4,6 +4,7 @@ python scripts/thread_determinism.py
 """
 
 import torch
+
 from grpo_lab.trainer import TrainConfig, train
 
 out = {}
