@@ -135,3 +135,10 @@ def test_an_experiment_that_cannot_differ_between_regimes_runs_in_gentle_only_an
     text = claims_markdown(gentle, {"sparse": gentle})
     row = next(line for line in text.splitlines() if "`batch-blowup`" in line and line.startswith("| "))
     assert row.rstrip().endswith("| **not tested** |") and "runs in the gentle regime only: time and memory" in text
+
+
+def test_every_verdict_a_rule_can_give_has_a_chinese_name():
+    from grpo_lab.course.drill import VERDICTS_ZH
+    from grpo_lab.experiments.claims import PARTLY, UNTESTED
+
+    assert {HOLDS, PARTLY, FAILS, NOT_DETECTED, UNTESTED} <= set(VERDICTS_ZH)
