@@ -142,3 +142,19 @@ def test_every_verdict_a_rule_can_give_has_a_chinese_name():
     from grpo_lab.experiments.claims import PARTLY, UNTESTED
 
     assert {HOLDS, PARTLY, FAILS, NOT_DETECTED, UNTESTED} <= set(VERDICTS_ZH)
+
+
+@pytest.mark.learning
+def test_sweep_in_a_regime_writes_its_own_folder_and_claims_md_gets_its_column(tmp_path, capsys):
+    assert main(["sweep", "difficulty-bias", "--fast", "--regime", "large-step", "--quiet", "--out", str(tmp_path)]) == 0
+    written = json.loads((tmp_path / "regimes" / "large-step" / "difficulty-bias.json").read_text())
+    assert written["regime"] == "large-step" and "--regime large-step" in written["command"]
+    trained = [cell for cell in written["cells"] if cell["axes"]["part"] == "training"]
+    assert all(cell["config"]["train"]["lr"] == LARGE_STEP_LR for cell in trained)
+    weights = [cell for cell in written["cells"] if cell["axes"]["part"] == "weights"]
+    assert all(cell["config"]["regime_train"] == {"lr": LARGE_STEP_LR} for cell in weights)
+    assert not (tmp_path / "difficulty-bias.json").exists()  # the gentle file is not touched
+    assert main(["sweep", "claims", "--fast", "--out", str(tmp_path)]) == 0
+    text = (tmp_path / "claims.md").read_text()
+    assert "| verdict: gentle | verdict: large-step |" in text and "**In the large-step regime**" in text
+    assert "not run yet: `python -m grpo_lab sweep group-size --regime large-step`" in text

@@ -60,6 +60,9 @@ def regime_finding(claim: Claim, results: dict, regime: str) -> Finding:
     skipped = [name for name in claim.experiments if name not in experiments_in(regime)]
     if skipped:
         return Finding("—", UNTESTED, "; ".join(f"`{name}` runs in the gentle regime only: {EXPERIMENTS[name].gentle_only}" for name in skipped))
+    missing = [name for name in claim.experiments if name not in results]
+    if claim.evaluate is not None and missing and regime != DEFAULT_REGIME:
+        return Finding("not run yet: " + ", ".join(f"`python -m grpo_lab sweep {name} --regime {regime}`" for name in missing), UNTESTED, "")
     return evaluate_claim(claim, results)
 
 
