@@ -540,12 +540,22 @@ def g2_usable_but_poor(r: dict) -> Finding:
     return Finding(evidence, verdict, explanation)
 
 
-def remedy(label: str, what: str) -> Callable[[dict], Finding]:
+def cell_lr(results: dict, name: str, label: str) -> float:
+    """The learning rate a training cell ran with (its own override, else the result's TrainConfig defaults)."""
+    cell = next(c for c in results[name]["cells"] if c["label"] == label)
+    return cell["config"]["train"].get("lr", results[name]["train_defaults"]["lr"])
+
+
+def remedy(label: str, what_text: str) -> Callable[[dict], Finding]:
+    """what_text: the remedy in words; '{base_lr}' becomes the plain G=2 cell's lr."""
+
     def evaluate(r: dict) -> Finding:
         name = "small-group-remedies"
         plain, treated = stat(r, name, "G=2", ACC), stat(r, name, label, ACC)
         plain_dd, treated_dd = stat(r, name, "G=2", "eval_max_drawdown"), stat(r, name, label, "eval_max_drawdown")
         acc_dir, dd_dir = compare(treated, plain, SMALL_EFFECT), compare(treated_dd, plain_dd)
+        base_lr = f"{cell_lr(r, name, 'G=2'):.0e}".replace("e-0", "e-")  # the regime's lr, not always the default's: '1e-4'
+        what = what_text.format(base_lr=base_lr)
         evidence = f"late accuracy G=2 {fmt(plain)} → with {what} {fmt(treated)}; largest accuracy fall {fmt(plain_dd)} → {fmt(treated_dd)}"
         verdict = HOLDS if acc_dir == "higher" or (acc_dir == "same" and dd_dir == "lower") else PARTLY if dd_dir == "lower" else FAILS
         explanation = (
@@ -1083,7 +1093,7 @@ CLAIMS: list[Claim] = [
         "降低学习率，让模型对噪声更鲁棒",
         "For G = 2, a lower learning rate helps.",
         ("small-group-remedies",),
-        remedy("G=2 + lr 3e-5", "lr 3e-5 (from 1e-4)"),
+        remedy("G=2 + lr 3e-5", "lr 3e-5 (from {base_lr})"),
     ),
     Claim(
         "stability",
