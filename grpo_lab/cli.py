@@ -89,10 +89,20 @@ def build_parser() -> argparse.ArgumentParser:
     sweep_parser.add_argument("--fast", action="store_true", help="the small version (CI); results go to data/results/fast/")
     sweep_parser.add_argument("--workers", type=int, default=2, help="worker processes (default 2)")
     sweep_parser.add_argument("--out", type=Path, default=None, help="write the results here instead of data/results/")
+    sweep_parser.add_argument(
+        "--regime",
+        default=None,
+        help="run in this regime (grpo_lab/experiments/catalog.py: REGIMES; default: gentle, and every regime for 'all'); "
+        "results go to regimes/REGIME/",
+    )
     sweep_parser.add_argument("--quiet", action="store_true", help="no progress bar")
     sweep_parser.add_argument("--replot", action="store_true", help="redraw the figure(s) from the saved result(s) instead of running")
     pretrain_parser = commands.add_parser("pretrain", help="regenerate data/: the eval sets and the reference policies")
-    pretrain_parser.add_argument("--only", choices=("default", "weak"), help="regenerate one reference policy only")
+    pretrain_parser.add_argument(
+        "--only",
+        choices=("default", "weak", "sparse"),
+        help="regenerate one reference policy only (default and weak are rebuilt only when named: see data/README.md)",
+    )
     return parser
 
 
@@ -145,7 +155,10 @@ def run_train(args: argparse.Namespace) -> int:
     if result.message:
         print(result.message)
     if out:
-        write_atomically(out, json_text(result.to_json(), indent=1))
+        # histories are identical for the same config, seed, torch build and thread count; with 1 and 2
+        # threads they differ around the 7th digit (float sums split differently), so the file says which
+        environment = {"torch_threads": torch.get_num_threads(), "torch_version": str(torch.__version__)}
+        write_atomically(out, json_text({**result.to_json(), "environment": environment}, indent=1))
     if plot:
         from .lab.describe import run_label
         from .live_figure import LiveRunFigure, RunCurves
@@ -165,25 +178,31 @@ def run_train(args: argparse.Namespace) -> int:
 
 def run_sweep(args: argparse.Namespace) -> int:
     from .experiments import EXPERIMENTS, experiment_figure, load_result, result_path, run_experiment, write_claims, write_result
+    from .experiments.catalog import DEFAULT_REGIME, REGIMES, experiments_in
     from .experiments.runner import check_options
     from .plots import save_figure
 
     if args.name not in (*EXPERIMENTS, "all", "claims"):
         raise UsageError(f"NAME={args.name!r} is not valid: choose one of {', '.join(EXPERIMENTS)}, all, claims")
     names = list(EXPERIMENTS) if args.name == "all" else [] if args.name == "claims" else [args.name]
+    regimes = [args.regime] if args.regime is not None else list(REGIMES) if args.name in ("all", "claims") else [DEFAULT_REGIME]
     try:
-        check_options(names[0] if names else "variance", args.seeds, args.workers)
+        for regime in regimes:
+            check_options(names[0] if len(names) == 1 else "variance", args.seeds, args.workers, regime)
     except ValueError as error:
         raise UsageError(flag_message(error)) from None
     destination(result_path("variance", args.fast, args.out).parent, "out", folder=True)
-    for name in names:
-        if args.replot:
-            result, path = load_result(name, args.fast, args.out), result_path(name, args.fast, args.out)
-        else:
-            result = run_experiment(name, args.seeds, args.fast, args.workers, progress=not args.quiet)
-            path = write_result(name, result, args.out)
-        figure_path = save_figure(experiment_figure(name, result), path.with_suffix(".png"), dpi=90)
-        print(f"{name}: {len(result['cells'])} cells x {result['seeds']} seeds in {result['wall_time_s']:.0f} s -> {path}, {figure_path}")
+    for regime in regimes:
+        for name in names if args.name != "all" else experiments_in(regime):
+            if args.replot:
+                result, path = load_result(name, args.fast, args.out, regime), result_path(name, args.fast, args.out, regime)
+            else:
+                result = run_experiment(name, args.seeds, args.fast, args.workers, progress=not args.quiet, regime=regime)
+                path = write_result(name, result, args.out)
+            figure_path = save_figure(experiment_figure(name, result), path.with_suffix(".png"), dpi=90)
+            print(
+                f"{name} ({regime}): {len(result['cells'])} cells x {result['seeds']} seeds in {result['wall_time_s']:.0f} s -> {path}, {figure_path}"
+            )
     if args.name in ("all", "claims"):
         print(f"claims: {write_claims(directory=args.out, fast=args.fast)}")
     return 0
@@ -191,7 +210,7 @@ def run_sweep(args: argparse.Namespace) -> int:
 
 def run_pretrain(args: argparse.Namespace) -> int:
     from .policy import CHECKSUMS_PATH, reference_path
-    from .pretrain import RECIPES, write_reference
+    from .pretrain import RECIPES, SHIPPED_BEFORE_THREAD_RECORD, write_reference
     from .task import MAX_DIGITS, OPERATIONS, Task, eval_path, write_eval_set
 
     for path in (eval_path(Task(1, "+")).parent, reference_path("default").parent):
@@ -203,7 +222,9 @@ def run_pretrain(args: argparse.Namespace) -> int:
         for ops in (*OPERATIONS, OPERATIONS):
             write_eval_set(Task(digits, ops))
     for name, recipe in RECIPES.items():
-        if args.only and name != args.only:
+        # default.pt and weak.pt are not rebuilt bit for bit (data/README.md) and every cached result
+        # starts from them: they are replaced only when asked for by name
+        if (args.only and name != args.only) or (not args.only and name in SHIPPED_BEFORE_THREAD_RECORD):
             continue
         with tqdm(total=recipe.steps, desc=f"pretrain {name}", unit="step", file=sys.stderr) as bar:
             path, accuracy = write_reference(name, bar)

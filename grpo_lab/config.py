@@ -40,7 +40,7 @@ class TrainConfig:
     knob's help text (``field.metadata["help"]``) is that flag's ``--help`` line."""
 
     task: str = knob("2d+", "problems: '{digits}d{ops}', digits 1-3, ops from '+-*' (e.g. '2d+', '1d+-*')")
-    reference: str = knob("default", "starting policy and KL anchor: 'default' (~50% accurate), 'weak' (<15%), or a .pt path")
+    reference: str = knob("default", "starting policy and KL anchor: 'default' (~50% accurate), 'sparse' (~30%), 'weak' (<15%), or a .pt path")
     group_size: int = knob(8, "G, responses sampled per prompt (GRPO's group)")
     prompts_per_step: int = knob(16, "P, prompts per training step; a step samples P*G responses")
     baseline: str = knob("zscore", "none | mean | zscore | rloo | ema | critic | mc_value (see advantages.py)")

@@ -6,9 +6,20 @@ model, we first train with plain cross-entropy on correct answers, and stop earl
 
 - ``default``: stopped when greedy accuracy on the 2-digit addition eval set is about half,
   so most groups contain right and wrong answers and GRPO has signal;
-- ``weak``: stopped much earlier, so most groups are all wrong (frac_reward_zero_std near 1).
+- ``weak``: stopped much earlier, so most groups are all wrong (frac_reward_zero_std near 1);
+- ``sparse``: the sparse-reward start of the experiments' ``sparse`` regime (catalog.REGIMES): the
+  first 20-step checkpoint of the same run whose greedy accuracy reaches 20% (measured: 260 steps).
 
-``python -m grpo_lab pretrain`` regenerates both, deterministically on a CPU.
+``python -m grpo_lab pretrain`` regenerates them deterministically on a CPU, always with one torch
+thread (``PRETRAIN_THREADS``): the floating-point sums of a matrix product depend on how many threads
+split them, and this run is chaotic near the steps where accuracy jumps (0.18 at 240 steps, 0.65 at
+320), so one seed gave 0.647, 0.633 and 0.603 greedy accuracy with 1, 2 and 4 threads. Each
+checkpoint records the thread count and the torch version it was built with.
+
+``default.pt`` and ``weak.pt`` predate that record and are not rebuilt bit for bit by this code on
+any thread count tried (data/README.md, "Rebuilding the references"); every cached result depends on
+them, so they stay as shipped. ``sparse.pt`` and later references are rebuilt bit for bit
+(``tests/test_task_policy.py::test_pretrain_rebuilds_the_sparse_reference_bit_for_bit``).
 """
 
 from __future__ import annotations
@@ -22,6 +33,7 @@ import torch.nn.functional as F
 from .evaluation import greedy_accuracy
 from .policy import PolicyConfig, TinyTransformer, record_checksum, reference_path, save_policy
 from .task import EOS_ID, ProblemSampler, Task, encode
+from .threads import torch_threads
 
 
 @dataclass(frozen=True)
@@ -34,10 +46,13 @@ class PretrainRecipe:
     seed: int = 0
 
 
+PRETRAIN_THREADS = 1  # torch threads while pretraining: the same bytes on any machine with the same torch build
 RECIPES = {
     "default": PretrainRecipe("default", steps=320),
     "weak": PretrainRecipe("weak", steps=200),
+    "sparse": PretrainRecipe("sparse", steps=260),
 }
+SHIPPED_BEFORE_THREAD_RECORD = ("default", "weak")  # built before checkpoints recorded their threads: not rebuilt bit for bit
 
 
 def supervised_batch(task: Task, sampler: ProblemSampler, batch_size: int) -> tuple[torch.Tensor, torch.Tensor]:
@@ -54,7 +69,14 @@ def supervised_batch(task: Task, sampler: ProblemSampler, batch_size: int) -> tu
 
 
 def pretrain(recipe: PretrainRecipe, progress=None) -> tuple[TinyTransformer, float]:
-    """Train a fresh TinyTransformer with cross-entropy; returns (policy, greedy eval accuracy)."""
+    """Train a fresh TinyTransformer with cross-entropy, on ``PRETRAIN_THREADS`` torch threads;
+    returns (policy, greedy eval accuracy)."""
+    with torch_threads(PRETRAIN_THREADS):
+        return pretrain_on_this_thread_count(recipe, progress)
+
+
+def pretrain_on_this_thread_count(recipe: PretrainRecipe, progress=None) -> tuple[TinyTransformer, float]:
+    """``pretrain`` with however many torch threads are set (a different count gives different weights)."""
     torch.manual_seed(recipe.seed)
     task = Task.parse(recipe.task)
     policy = TinyTransformer(PolicyConfig())
@@ -85,7 +107,9 @@ def write_reference(name: str, progress=None) -> tuple[Path, float]:
         "steps": recipe.steps,
         "seed": recipe.seed,
         "eval_accuracy": accuracy,
-        "command": "python -m grpo_lab pretrain",
+        "torch_threads": PRETRAIN_THREADS,
+        "torch_version": str(torch.__version__),
+        "command": f"python -m grpo_lab pretrain --only {name}",
     }
     path = save_policy(policy, reference_path(name), metadata)
     record_checksum(path)

@@ -204,6 +204,10 @@ def train(
     the mean of its tokens' GAE advantages. ``samples`` counts every response generated, the value
     rollouts of 'mc_value' (``value_rollouts`` a step) included. ``config`` may also be a dict of
     knob values (``TrainConfig.from_dict``).
+
+    Deterministic on a CPU for the same config, seed, torch build and torch thread count; with 1 and 2
+    threads histories differ around the 7th digit (float sums split differently), which is why the
+    CLI's run.json records ``environment.torch_threads`` (data/README.md, "Where determinism holds").
     """
     config = checked_train_arguments(config, on_step, stop, on_batch)
     state, problems = start_run(config)

@@ -41,7 +41,8 @@ def test_train_writes_json_and_plot(tmp_path):
     assert done.returncode == 0, done.stderr
     assert "held-out accuracy" in done.stdout
     run = json.loads(out.read_text())
-    assert set(run) == {"config", "history", "final"}
+    assert set(run) == {"config", "history", "final", "environment"}
+    assert run["environment"]["torch_threads"] >= 1 and run["environment"]["torch_version"]  # a history is reproducible only with both
     assert run["config"]["baseline"] == "mean" and run["config"]["group_size"] == 4
     assert [r["step"] for r in run["history"]] == [0, 1, 2, 3]
     assert run["final"]["status"] == "finished"

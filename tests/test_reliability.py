@@ -365,7 +365,7 @@ def test_truncated_checkpoint_is_refused(tmp_path):
 
 def test_shipped_checksums_match_the_shipped_files():
     checksums = json.loads((ROOT / "data" / "reference" / "checksums.json").read_text())
-    for name in ("default", "weak"):
+    for name in ("default", "weak", "sparse"):
         path = reference_path(name)
         assert checksums[path.name] == hashlib.sha256(path.read_bytes()).hexdigest(), path
 

@@ -282,3 +282,39 @@ def test_pretraining_is_deterministic():
     second, _ = pretrain(recipe)
     for a, b in zip(first.state_dict().values(), second.state_dict().values()):
         assert torch.equal(a, b)
+
+
+@pytest.mark.slow  # pretrains 260 steps (about 5 s)
+def test_pretrain_rebuilds_the_sparse_reference_bit_for_bit(tmp_path):
+    """References built since checkpoints record their threads rebuild to the shipped bytes, whatever
+    thread count the caller has set (pretrain pins its own); default.pt and weak.pt do not (data/README.md)."""
+
+    from grpo_lab.policy import reference_path, save_policy, sha256_of, shipped_checksums
+    from grpo_lab.pretrain import PRETRAIN_THREADS, RECIPES, pretrain
+
+    shipped = torch.load(reference_path("sparse"), weights_only=True)
+    assert shipped["metadata"]["torch_threads"] == PRETRAIN_THREADS
+    previous = torch.get_num_threads()
+    torch.set_num_threads(2)
+    try:
+        policy, accuracy = pretrain(RECIPES["sparse"])
+        assert torch.get_num_threads() == 2  # restored
+    finally:
+        torch.set_num_threads(previous)
+    assert accuracy == shipped["metadata"]["eval_accuracy"]
+    rebuilt = save_policy(policy, tmp_path / "sparse.pt", shipped["metadata"])
+    assert sha256_of(rebuilt) == shipped_checksums()["sparse.pt"]
+
+
+def test_plain_pretrain_leaves_the_references_every_cached_result_starts_from(monkeypatch):
+    import grpo_lab.pretrain as pretrain_module
+    import grpo_lab.task as task_module
+    from grpo_lab.cli import main
+    from grpo_lab.policy import reference_path
+
+    rebuilt = []
+    monkeypatch.setattr(pretrain_module, "write_reference", lambda name, bar: (rebuilt.append(name), (reference_path(name), 0.0))[1])
+    monkeypatch.setattr(task_module, "write_eval_set", lambda task: None)
+    assert main(["pretrain"]) == 0
+    assert rebuilt == ["sparse"]  # default.pt and weak.pt do not rebuild bit for bit (data/README.md): only by name
+    assert main(["pretrain", "--only", "weak"]) == 0 and rebuilt == ["sparse", "weak"]

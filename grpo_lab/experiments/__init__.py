@@ -1,7 +1,8 @@
 """Experiments: every claim of the interview card, measured over seeds (issue 4).
 
-``python -m grpo_lab sweep NAME [--seeds N] [--fast]`` runs one of ``EXPERIMENTS`` in worker
-processes and writes data/results/NAME.json and NAME.png; ``sweep claims`` rebuilds claims.md.
+``python -m grpo_lab sweep NAME [--seeds N] [--fast] [--regime R]`` runs one of ``EXPERIMENTS`` in worker
+processes and writes data/results/NAME.json and NAME.png (regimes/R/ for a regime of ``REGIMES`` other
+than the gentle one); ``sweep claims`` rebuilds claims.md, a verdict column per regime with results.
 
     from grpo_lab.experiments import run_experiment, load_result, experiment_figure
     result = load_result("group-size")              # the cached full run
@@ -14,7 +15,7 @@ experiment; claims.py: the card's claims and the rule that decides each verdict 
 claims.md, written from those verdicts.
 """
 
-from .catalog import EXPERIMENTS, TARGET_ACCURACY, Experiment
+from .catalog import EXPERIMENTS, REGIMES, TARGET_ACCURACY, Experiment, Regime
 from .claims import CLAIMS
 from .claims_report import claims_markdown, write_claims
 from .figures import experiment_figure
@@ -33,9 +34,11 @@ from .stats import compare, summarize
 __all__ = [
     "CLAIMS",
     "EXPERIMENTS",
+    "REGIMES",
     "RESULTS_DIR",
     "TARGET_ACCURACY",
     "Experiment",
+    "Regime",
     "UnreadableResultError",
     "check_result",
     "claims_markdown",

@@ -27,7 +27,8 @@ DAPO_REFILL_BATCHES = 4  # dynamic sampling: at most this many extra draws of P 
 class Experiment:
     """name: the sweep's name; question: what it measures, in one line; grid(fast) -> cells;
     seeds, fast_seeds: default seeds per cell; fresh_process: run each unit in a new process
-    (memory measurements); derive(cells) -> experiment-specific keys added to the result."""
+    (memory measurements); derive(cells) -> experiment-specific keys added to the result;
+    gentle_only: why the experiment is run in the gentle regime only ("" = it runs in every regime)."""
 
     name: str
     question: str
@@ -36,6 +37,7 @@ class Experiment:
     fast_seeds: int = 2
     fresh_process: bool = False
     derive: Callable[[list[dict]], dict] | None = None
+    gentle_only: str = ""
 
 
 def cell(label: str, axes: dict, kind: str = "train", **config: Any) -> dict:
@@ -459,6 +461,8 @@ EXPERIMENTS: dict[str, Experiment] = {
             seeds=3,
             fresh_process=True,
             derive=blowup_derive,
+            gentle_only="time and memory per step depend on the batch's shape (prompts x G, micro-batches), not on the lr "
+            "or the starting policy; its 4 steps never leave the start",
         ),
         Experiment(
             "grpo-vs-ppo",
@@ -478,3 +482,80 @@ EXPERIMENTS: dict[str, Experiment] = {
         ),
     )
 }
+
+
+# --- regimes ---------------------------------------------------------------------------------------------
+
+LR_SCAN = (1e-4, 3e-4, 1e-3, 3e-3, 1e-2)  # the learning rates the regime rule chooses from
+LR_SCAN_STEPS, LR_SCAN_SEEDS = 150, 2
+REGIME_RULE = (
+    "Fixed before any claim was measured in a new regime, and blind to the claims: one scan of the default "
+    f"config (TrainConfig(), {LR_SCAN_STEPS} steps, {LR_SCAN_SEEDS} seeds) over lr in {', '.join(f'{lr:g}' for lr in LR_SCAN)} "
+    "(`python scripts/regime_lr_scan.py`, data/results/regimes/lr-scan.json). "
+    "gentle: today's defaults (lr 1e-4, default.pt, 51% greedy); the scan's best late accuracy is also at 1e-4, so a 'tuned' regime would be this one. "
+    "large-step: the largest lr of the scan at which every seed still ends above its start (late accuracy > initial), "
+    "so learning goes on but large falls are possible. "
+    "sparse: the gentle lr from sparse.pt, the first 20-step checkpoint of the default pretraining recipe at or above 20% greedy accuracy (0.297)."
+)
+
+
+@dataclass(frozen=True)
+class Regime:
+    """A named set of TrainConfig values every experiment can run in (``sweep NAME --regime R``).
+    train: TrainConfig overrides under every cell's own (a cell that sets a knob keeps its value: e.g.
+    sigma-to-zero's weak-reference cells stay on weak.pt, small-group-remedies' 'lr 3e-5' stays 3e-5);
+    why: its line of REGIME_RULE."""
+
+    name: str
+    train: dict
+    why: str
+
+
+def scan_runs_by_lr(scan: dict) -> dict[float, list[dict]]:
+    """lr-scan.json's runs grouped by lr. scan: {"runs": [{"lr", "seed", "initial_eval_accuracy", "late_eval_accuracy", ...}]}."""
+    by_lr: dict[float, list[dict]] = {}
+    for run in scan["runs"]:
+        by_lr.setdefault(run["lr"], []).append(run)
+    return by_lr
+
+
+def best_lr(scan: dict) -> float:
+    """The scan's lr with the highest mean late accuracy."""
+    by_lr = scan_runs_by_lr(scan)
+    return max(by_lr, key=lambda lr: statistics.fmean(run["late_eval_accuracy"] for run in by_lr[lr]))
+
+
+def large_step_lr(scan: dict) -> float:
+    """The largest lr of the scan at which every seed ends above its start (late > initial accuracy)."""
+    by_lr = scan_runs_by_lr(scan)
+    return max(lr for lr, runs in by_lr.items() if all(run["late_eval_accuracy"] > run["initial_eval_accuracy"] for run in runs))
+
+
+# what best_lr and large_step_lr give on data/results/regimes/lr-scan.json (tests/test_experiments.py checks the file still says so)
+BEST_LR, LARGE_STEP_LR = 1e-4, 1e-3
+REGIMES: dict[str, Regime] = {
+    r.name: r
+    for r in (
+        Regime("gentle", {}, "today's defaults, lr 1e-4 from default.pt: every cached result in data/results/ is this regime"),
+        Regime("large-step", {"lr": LARGE_STEP_LR}, f"lr {LARGE_STEP_LR:g}, the largest lr of the scan at which the default config still learns"),
+        Regime("sparse", {"lr": BEST_LR, "reference": "sparse"}, f"lr {BEST_LR:g} from sparse.pt, a 30%-accurate start"),
+    )
+}
+DEFAULT_REGIME = "gentle"
+
+
+def experiments_in(regime: str) -> list[str]:
+    """The experiments measured in ``regime``: all in the gentle one, all but the gentle-only ones elsewhere."""
+    return [name for name, experiment in EXPERIMENTS.items() if regime == DEFAULT_REGIME or not experiment.gentle_only]
+
+
+def in_regime(config: dict, regime: str) -> dict:
+    """A cell's config in ``regime``: the regime's TrainConfig values under the cell's own ``train``
+    overrides; a fixed-policy unit (no ``train``) gets them as ``regime_train`` (its policy's reference
+    and the half-trained policy's lr). The gentle regime leaves the config as it is (cached results stay valid)."""
+    values = REGIMES[regime].train
+    if not values:
+        return config
+    if "train" in config:
+        return {**config, "train": {**values, **config["train"]}}
+    return {**config, "regime_train": dict(values)}

@@ -6,13 +6,21 @@ those numbers (the function named next to each claim in ``CLAIMS``), so claims.m
 never edited (claims_report.py writes it): ``python -m grpo_lab sweep claims``. A difference counts
 only when it exceeds twice its standard error over seeds (``compare``); otherwise the two are
 "within noise" of each other.
+
+Power: every ``compare`` a rule makes is recorded (stats.recording_comparisons) with the smallest
+difference its seeds could detect (80% power at the 2-SE threshold: 2.84 SE). A rule's "does not hold"
+stands only when the experiment had the power to see the claimed effect: when some comparison found a
+difference (the effect is reversed or elsewhere), or when every comparison could have detected the
+claimed effect (``Claim.claimed_effect``; by default CLAIMED_RELATIVE_EFFECT of the compared means).
+Otherwise the verdict is NOT_DETECTED, "not detected (could detect >= X)", X the largest of the
+detectable differences that were too large.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from .catalog import (
     EMA_LABEL,
@@ -25,17 +33,26 @@ from .catalog import (
     TARGET_ACCURACY,
     TWO_GRPO_PROTOCOL_LABEL,
 )
-from .stats import compare
+from .stats import Comparison, compare, recording_comparisons
 from .stats import format_mean_std as fmt  # short: the rules below quote some ninety numbers
 
 HOLDS, PARTLY, FAILS, UNTESTED = "holds here", "partly", "does not hold here", "not tested"
+NOT_DETECTED = "not detected"  # FAILS without the power to see the claimed effect (module docstring)
+CLAIMED_RELATIVE_EFFECT = 0.05  # a claim with no size of its own claims at least 5% of the compared means
 
 
 @dataclass
 class Finding:
     evidence: str  # the numbers, in markdown
-    verdict: str  # HOLDS, PARTLY, FAILS or UNTESTED
+    verdict: str  # HOLDS, PARTLY, FAILS, NOT_DETECTED or UNTESTED
     explanation: str  # what the numbers mean, in plain words
+    comparisons: list[Comparison] = field(default_factory=list)  # every compare the rule made, with its power
+    detectable: float | None = None  # NOT_DETECTED: the largest detectable difference that exceeded the claimed effect
+
+    @property
+    def verdict_text(self) -> str:
+        """The verdict as claims.md prints it: 'not detected (could detect >= 0.031)' carries its power."""
+        return f"{self.verdict} (could detect ≥ {self.detectable:.3g})" if self.verdict == NOT_DETECTED else self.verdict
 
 
 @dataclass(frozen=True)
@@ -50,6 +67,7 @@ class Claim:
     experiments: tuple[str, ...]
     evaluate: Callable[[dict], Finding] | None = None
     reason: str = ""
+    claimed_effect: float | None = None  # the smallest difference the claim predicts, in the compared metric's units
 
 
 # --- reading numbers --------------------------------------------------------------------------------
@@ -522,12 +540,22 @@ def g2_usable_but_poor(r: dict) -> Finding:
     return Finding(evidence, verdict, explanation)
 
 
-def remedy(label: str, what: str) -> Callable[[dict], Finding]:
+def cell_lr(results: dict, name: str, label: str) -> float:
+    """The learning rate a training cell ran with (its own override, else the result's TrainConfig defaults)."""
+    cell = next(c for c in results[name]["cells"] if c["label"] == label)
+    return cell["config"]["train"].get("lr", results[name]["train_defaults"]["lr"])
+
+
+def remedy(label: str, what_text: str) -> Callable[[dict], Finding]:
+    """what_text: the remedy in words; '{base_lr}' becomes the plain G=2 cell's lr."""
+
     def evaluate(r: dict) -> Finding:
         name = "small-group-remedies"
         plain, treated = stat(r, name, "G=2", ACC), stat(r, name, label, ACC)
         plain_dd, treated_dd = stat(r, name, "G=2", "eval_max_drawdown"), stat(r, name, label, "eval_max_drawdown")
         acc_dir, dd_dir = compare(treated, plain, SMALL_EFFECT), compare(treated_dd, plain_dd)
+        base_lr = f"{cell_lr(r, name, 'G=2'):.0e}".replace("e-0", "e-")  # the regime's lr, not always the default's: '1e-4'
+        what = what_text.format(base_lr=base_lr)
         evidence = f"late accuracy G=2 {fmt(plain)} → with {what} {fmt(treated)}; largest accuracy fall {fmt(plain_dd)} → {fmt(treated_dd)}"
         verdict = HOLDS if acc_dir == "higher" or (acc_dir == "same" and dd_dir == "lower") else PARTLY if dd_dir == "lower" else FAILS
         explanation = (
@@ -1065,7 +1093,7 @@ CLAIMS: list[Claim] = [
         "降低学习率，让模型对噪声更鲁棒",
         "For G = 2, a lower learning rate helps.",
         ("small-group-remedies",),
-        remedy("G=2 + lr 3e-5", "lr 3e-5 (from 1e-4)"),
+        remedy("G=2 + lr 3e-5", "lr 3e-5 (from {base_lr})"),
     ),
     Claim(
         "stability",
@@ -1159,6 +1187,24 @@ def evaluate_claim(claim: Claim, results: dict) -> Finding:
     if missing:
         return Finding("not run yet: " + ", ".join(f"`python -m grpo_lab sweep {name}`" for name in missing), UNTESTED, "")
     try:
-        return claim.evaluate(results)
+        with recording_comparisons() as comparisons:
+            finding = claim.evaluate(results)
     except KeyError as error:  # a --fast grid leaves out cells that some claims compare
         return Finding(f"needs a cell this result does not have ({error.args[0]}); run the full sweep", UNTESTED, "")
+    finding.comparisons = comparisons
+    return with_power(finding, claim)
+
+
+def claimed_effect(claim: Claim, comparison: Comparison) -> float:
+    return claim.claimed_effect if claim.claimed_effect is not None else CLAIMED_RELATIVE_EFFECT * comparison.scale
+
+
+def with_power(finding: Finding, claim: Claim) -> Finding:
+    """A FAILS finding becomes NOT_DETECTED when no comparison found a difference and some could not
+    have detected the claimed effect (module docstring); any other finding is returned as it is."""
+    if finding.verdict != FAILS or not finding.comparisons or any(c.direction != "same" for c in finding.comparisons):
+        return finding
+    underpowered = [c.detectable for c in finding.comparisons if c.detectable > claimed_effect(claim, c)]
+    if underpowered:
+        finding.verdict, finding.detectable = NOT_DETECTED, max(underpowered)
+    return finding

@@ -10,9 +10,12 @@ import sys
 from pathlib import Path
 
 from ..files import write_atomically
-from .catalog import EXPERIMENTS, TARGET_ACCURACY
-from .claims import CLAIMS, evaluate_claim
+from .catalog import DEFAULT_REGIME, EXPERIMENTS, REGIME_RULE, REGIMES, TARGET_ACCURACY, experiments_in
+from .claims import CLAIMS, UNTESTED, Claim, Finding, evaluate_claim
 from .runner import RESULTS_DIR, UnreadableResultError, load_result
+from .stats import DETECTABLE_SE
+
+SHOWN_COMPARISONS = 6  # power lines per claim and regime; the rest are counted
 
 HEADER = """# The card's claims, measured
 
@@ -23,8 +26,17 @@ with a value) and a verdict decided by a rule in `grpo_lab/experiments/claims.py
 
 - **holds here**: the effect the claim predicts is there, larger than twice its standard error over seeds;
 - **partly**: part of the claim holds, part does not (the row says which);
-- **does not hold here**: the effect is absent (within noise) or reversed;
+- **does not hold here**: the effect is reversed, or absent with the power to see it (every comparison
+  could have detected the claimed effect);
+- **not detected (could detect ≥ X)**: no difference beyond noise, but the seeds could only have detected
+  a difference of X or more, larger than the claimed effect (5% of the compared means unless the claim
+  names a size): absence of evidence, not evidence of absence;
 - **not tested**: no experiment here can test it (the row says why).
+
+Each claim's *Power* line lists the comparisons its rule made: the difference Δ of the means, its standard
+error over seeds (SE) and the smallest difference detectable with 80% power ({detectable_se:.2f} SE).
+
+Regimes (a column each where results exist; `python -m grpo_lab sweep NAME --regime R`): {regime_rule}
 
 "Here" means: a ~100k-parameter transformer learning 2-digit addition from a 51%-accurate start,
 0/1 rewards, 3-4 token answers, a few hundred steps on a CPU. That is enough to test the
@@ -34,36 +46,67 @@ held-out accuracy over the last 20% of the steps; the target accuracy is {target
 """
 
 
-def claims_markdown(results: dict) -> str:
-    """claims.md's text from {name: result}. Deterministic: the same results give the same text."""
-    findings = [(claim, evaluate_claim(claim, results)) for claim in CLAIMS]
-    lines = [HEADER.format(target=TARGET_ACCURACY), "| # | claim | card (source) | experiment | verdict |", "|---|---|---|---|---|"]
-    for index, (claim, finding) in enumerate(findings, 1):
+def power_line(finding: Finding) -> str:
+    """The comparisons behind a verdict: 'Δ +0.012, SE 0.008, detectable ≥ 0.023; ...'."""
+    if not finding.comparisons:
+        return "no comparison over seeds in this rule (it reads means or counts)"
+    shown = [f"Δ {c.difference:+.3g}, SE {c.standard_error:.2g}, detectable ≥ {c.detectable:.2g}" for c in finding.comparisons[:SHOWN_COMPARISONS]]
+    more = len(finding.comparisons) - SHOWN_COMPARISONS
+    return "; ".join(shown) + (f"; and {more} more" if more > 0 else "")
+
+
+def regime_finding(claim: Claim, results: dict, regime: str) -> Finding:
+    """The claim's finding in ``regime``; 'not tested' with the reason where an experiment it needs runs in the gentle regime only."""
+    skipped = [name for name in claim.experiments if name not in experiments_in(regime)]
+    if skipped:
+        return Finding("—", UNTESTED, "; ".join(f"`{name}` runs in the gentle regime only: {EXPERIMENTS[name].gentle_only}" for name in skipped))
+    missing = [name for name in claim.experiments if name not in results]
+    if claim.evaluate is not None and missing and regime != DEFAULT_REGIME:
+        return Finding("not run yet: " + ", ".join(f"`python -m grpo_lab sweep {name} --regime {regime}`" for name in missing), UNTESTED, "")
+    return evaluate_claim(claim, results)
+
+
+def claims_markdown(results: dict, other_regimes: dict[str, dict] | None = None) -> str:
+    """claims.md's text from {name: result} of the gentle regime and, per other regime with results,
+    {regime: {name: result}}: a verdict column per regime. Deterministic: the same results give the same text."""
+    by_regime = {DEFAULT_REGIME: results, **{regime: found for regime, found in (other_regimes or {}).items() if found}}
+    findings = {regime: [regime_finding(claim, found, regime) for claim in CLAIMS] for regime, found in by_regime.items()}
+    header = HEADER.format(target=TARGET_ACCURACY, detectable_se=DETECTABLE_SE, regime_rule=REGIME_RULE)
+    columns = " | ".join(f"verdict: {regime}" if len(by_regime) > 1 else "verdict" for regime in by_regime)
+    lines = [header, f"| # | claim | card (source) | experiment | {columns} |", "|---|---|---|---|" + "---|" * len(by_regime)]
+    for index, claim in enumerate(CLAIMS, 1):
         experiments = ", ".join(f"`{name}`" for name in claim.experiments) or "—"
-        lines.append(f"| {index} | [{claim.claim}](#{index}-{claim.key}) | {claim.card} ({claim.source}) | {experiments} | **{finding.verdict}** |")
+        verdicts = " | ".join(f"**{findings[regime][index - 1].verdict_text}**" for regime in by_regime)
+        lines.append(f"| {index} | [{claim.claim}](#{index}-{claim.key}) | {claim.card} ({claim.source}) | {experiments} | {verdicts} |")
     lines.append("\n## The numbers behind each verdict\n")
-    for index, (claim, finding) in enumerate(findings, 1):
+    for index, claim in enumerate(CLAIMS, 1):
         lines.append(f'<a id="{index}-{claim.key}"></a>\n### {index}. {claim.claim}\n')
         lines.append(f"*Card ({claim.source}):* {claim.card}  ")
-        lines.append(f"*Verdict:* **{finding.verdict}**  ")
-        lines.append(f"*Measured:* {finding.evidence}  ")
-        if finding.explanation:
-            lines.append(f"*In plain words:* {finding.explanation}  ")
-        commands = [results[name]["command"] for name in claim.experiments if name in results]
-        if commands:
-            lines.append("*Regenerate:* " + "; ".join(f"`{command}`" for command in commands))
-        lines.append("")
+        for regime, found in by_regime.items():
+            finding = findings[regime][index - 1]
+            if len(by_regime) > 1:
+                lines.append(f"**In the {regime} regime** ({REGIMES[regime].why}):  ")
+            lines.append(f"*Verdict:* **{finding.verdict_text}**  ")
+            lines.append(f"*Measured:* {finding.evidence}  ")
+            if claim.evaluate is not None and claim.experiments and all(name in found for name in claim.experiments):
+                lines.append(f"*Power:* {power_line(finding)}  ")
+            if finding.explanation:
+                lines.append(f"*In plain words:* {finding.explanation}  ")
+            commands = [found[name]["command"] for name in claim.experiments if name in found]
+            if commands:
+                lines.append("*Regenerate:* " + "; ".join(f"`{command}`" for command in commands))
+            lines.append("")
     return "\n".join(lines).rstrip() + "\n"
 
 
-def available_results(directory: Path | None = None, fast: bool = False) -> dict:
-    """Every experiment result that exists on disk and can be read, by name. A file that is empty
-    or malformed is skipped with one line on stderr naming it (the claims that need it then say
+def available_results(directory: Path | None = None, fast: bool = False, regime: str = DEFAULT_REGIME) -> dict:
+    """Every experiment result of ``regime`` that exists on disk and can be read, by name. A file that
+    is empty or malformed is skipped with one line on stderr naming it (the claims that need it then say
     "not run yet"), so one bad file does not take the others down."""
     results = {}
     for name in EXPERIMENTS:
         try:
-            results[name] = load_result(name, fast, directory)
+            results[name] = load_result(name, fast, directory, regime)
         except FileNotFoundError:
             continue
         except UnreadableResultError as error:
@@ -72,7 +115,10 @@ def available_results(directory: Path | None = None, fast: bool = False) -> dict
 
 
 def write_claims(results: dict | None = None, directory: str | Path | None = None, fast: bool = False) -> Path:
-    """Regenerate claims.md from the result files (or from ``results``) and return its path."""
+    """Regenerate claims.md from the result files of every regime (or from ``results``, gentle only) and return its path."""
     base = Path(directory) if directory is not None else RESULTS_DIR / "fast" if fast else RESULTS_DIR
-    results = available_results(base if directory is not None else None, fast) if results is None else results
-    return write_atomically(base / "claims.md", claims_markdown(results))
+    folder = base if directory is not None else None
+    if results is not None:
+        return write_atomically(base / "claims.md", claims_markdown(results))
+    others = {regime: available_results(folder, fast, regime) for regime in REGIMES if regime != DEFAULT_REGIME}
+    return write_atomically(base / "claims.md", claims_markdown(available_results(folder, fast), others))

@@ -18,6 +18,7 @@ A per-seed entry is ``{"seed", "status", "metrics": {name: float | None}, "serie
 from __future__ import annotations
 
 import functools
+import json
 import math
 import statistics
 import sys
@@ -180,14 +181,25 @@ def train_unit(config: dict, seed: int) -> dict:
 
 
 @functools.lru_cache(maxsize=4)
-def fixed_policy(name: str, half_trained_steps: int) -> TinyTransformer:
-    """'reference': the shipped default policy; 'half-trained': it after ``half_trained_steps``
-    steps of default GRPO (seed 0). Cached per process: every unit of a worker reuses it."""
+def fixed_policy(name: str, half_trained_steps: int, regime_train: str = "{}") -> TinyTransformer:
+    """'reference': the regime's reference policy (default.pt unless ``regime_train``, the regime's
+    TrainConfig values as JSON, names another); 'half-trained': it after ``half_trained_steps`` steps
+    of default GRPO in that regime (seed 0). Cached per process: every unit of a worker reuses it."""
+    values = json.loads(regime_train)
     if name == "reference":
-        return load_reference_policy("default")
+        return load_reference_policy(values.get("reference", "default"))
     if name != "half-trained":
         raise ConfigError("policy", name, "choose 'reference' or 'half-trained'")
-    return train(TrainConfig(steps=half_trained_steps, seed=0, eval_every=0, probe_every=0, device="cpu")).policy
+    return train(TrainConfig.from_dict({**values, "steps": half_trained_steps, "seed": 0, "eval_every": 0, "probe_every": 0, "device": "cpu"})).policy
+
+
+def cell_policy(config: dict) -> TinyTransformer:
+    """The fixed policy a cell measures, in the cell's regime (catalog.in_regime)."""
+    return fixed_policy(config["policy"], config["half_trained_steps"], regime_json(config))
+
+
+def regime_json(config: dict) -> str:
+    return json.dumps(config.get("regime_train", {}), sort_keys=True)
 
 
 def batch_group_gradients(policy: TinyTransformer, groups: dict, advantages: torch.Tensor, group_size: int, max_len: int) -> torch.Tensor:
@@ -199,12 +211,14 @@ def batch_group_gradients(policy: TinyTransformer, groups: dict, advantages: tor
 
 
 @functools.lru_cache(maxsize=4)
-def reference_gradient(policy_name: str, half_trained_steps: int, prompts: int, group_size: int) -> tuple[torch.Tensor, float]:
+def reference_gradient(
+    policy_name: str, half_trained_steps: int, prompts: int, group_size: int, regime_train: str = "{}"
+) -> tuple[torch.Tensor, float]:
     """A large-batch estimate of the expected policy gradient at the fixed policy, with the
     leave-one-out baseline (RLOO: unbiased, so its mean is what none, mean, rloo and ema all
     estimate; z-scoring's is not). Returns (gradient [n_params], the cosine between its two halves,
     a check of how well it is estimated: 1 would be noise-free)."""
-    policy = fixed_policy(policy_name, half_trained_steps)
+    policy = fixed_policy(policy_name, half_trained_steps, regime_train)
     task = Task.parse("2d+")
     generator = torch.Generator().manual_seed(99_991)
     groups = rollout(policy, ProblemSampler(task, 99_991), RewardModel(), prompts, group_size, task.max_answer_length, 1.0, generator)
@@ -231,10 +245,10 @@ def variance_unit(config: dict, seed: int) -> dict:
     - net_snr_per_1k_responses: net_snr / (P * G) * 1000, for comparing G at equal samples
     - grad_var: trace Var of a batch gradient (raw, scale-dependent: z-scored advantages are larger)
     """
-    policy = fixed_policy(config["policy"], config["half_trained_steps"])
+    policy = cell_policy(config)
     task, G, P = Task.parse("2d+"), config["group_size"], config["prompts"]
     reference, reference_split_cosine = reference_gradient(
-        config["policy"], config["half_trained_steps"], config["reference_prompts"], config["reference_group_size"]
+        config["policy"], config["half_trained_steps"], config["reference_prompts"], config["reference_group_size"], regime_json(config)
     )
     unit_seed = seed * 1000 + G
     problems, reward_model = ProblemSampler(task, unit_seed), RewardModel()
@@ -285,7 +299,7 @@ def difficulty_weights_unit(config: dict, seed: int) -> dict:
     relative to a balanced one); hard_vs_easy.b (mean group-gradient norm of 'hard' problems over
     'easy' ones).
     """
-    policy = fixed_policy(config["policy"], config["half_trained_steps"])
+    policy = cell_policy(config)
     task, G, P = Task.parse("2d+"), config["group_size"], config["prompts"]
     problems, reward_model = ProblemSampler(task, seed + 5000), RewardModel()
     generator = torch.Generator().manual_seed(seed + 5000)
@@ -444,7 +458,7 @@ def critic_fit_unit(config: dict, seed: int) -> dict:
     which the critic's prompt EV reaches the group's; None if never), critic_parameters,
     critic_updates. Series: updates, ev_prompt, ev_token, train_ev_token at each measurement.
     """
-    policy = fixed_policy(config["policy"], config["half_trained_steps"])
+    policy = cell_policy(config)
     task = Task.parse("2d+")
     max_len = task.max_answer_length
     settings = TrainConfig.from_dict({**config["critic"], "baseline": "critic", "group_size": 1})

@@ -4,7 +4,9 @@ Result file (data/results/NAME.json; --fast results go to data/results/fast/):
 ``{"name", "question", "command", "version", "fast", "seeds", "workers", "created", "wall_time_s",
 "train_defaults", "grid": [{"label", **axes}], "cells": [{"label", "axes", "config", "per_seed":
 [{"seed", "status", "message", "metrics", "series"?}], "summary": {metric: {"mean", "std", "n"}}}],
-"derived": {...}}``. ``std`` is over seeds (Bessel), ``n`` counts the seeds with a value.
+"derived": {...}, "regime"}``. ``std`` is over seeds (Bessel), ``n`` counts the seeds with a value.
+A result in a regime other than the gentle one (catalog.REGIMES) lives in ``regimes/REGIME/`` under
+the same folder (data/results/regimes/large-step/NAME.json); files without "regime" are gentle.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ from .. import __version__, paths
 from ..errors import ConfigError
 from ..files import finite_json, json_text, write_atomically
 from ..trainer import TrainConfig
-from .catalog import EXPERIMENTS
+from .catalog import DEFAULT_REGIME, EXPERIMENTS, REGIMES, in_regime
 from .measures import UNITS
 from .stats import summarize
 
@@ -51,23 +53,38 @@ def check_name(name: str) -> None:
         raise ConfigError("experiment", name, f"choose one of {', '.join(EXPERIMENTS)}")
 
 
-def check_options(name: str, seeds: int | None, workers: int) -> None:
+def check_regime(regime: str) -> None:
+    if regime not in REGIMES:
+        raise ConfigError("regime", regime, f"choose one of {', '.join(REGIMES)}")
+
+
+def check_options(name: str, seeds: int | None, workers: int, regime: str = DEFAULT_REGIME) -> None:
     """One ConfigError (a ValueError) naming the option, the value and the allowed range."""
     check_name(name)
+    check_regime(regime)
+    if regime != DEFAULT_REGIME and EXPERIMENTS[name].gentle_only:
+        raise ConfigError("regime", regime, f"{name} runs in the gentle regime only: {EXPERIMENTS[name].gentle_only}")
     if seeds is not None and (not isinstance(seeds, int) or not 1 <= seeds <= 100):
         raise ConfigError("seeds", seeds, "must be an integer from 1 to 100")
     if not isinstance(workers, int) or not 1 <= workers <= 64:
         raise ConfigError("workers", workers, "must be an integer from 1 to 64")
 
 
-def command_line(name: str, seeds: int, fast: bool, workers: int) -> str:
+def command_line(name: str, seeds: int, fast: bool, workers: int, regime: str = DEFAULT_REGIME) -> str:
     """The command that makes this result (what the result file records)."""
-    return f"python -m grpo_lab sweep {name} --seeds {seeds}" + (" --fast" if fast else "") + f" --workers {workers}"
+    in_regime_flag = f" --regime {regime}" if regime != DEFAULT_REGIME else ""
+    return f"python -m grpo_lab sweep {name}{in_regime_flag} --seeds {seeds}" + (" --fast" if fast else "") + f" --workers {workers}"
 
 
-def result_path(name: str, fast: bool = False, directory: str | Path | None = None) -> Path:
+def results_folder(fast: bool = False, directory: str | Path | None = None, regime: str = DEFAULT_REGIME) -> Path:
+    """Where a sweep's results go: ``directory`` or data/results (fast/ under it for --fast), and
+    regimes/REGIME/ under that for a regime other than the gentle one."""
     base = Path(directory) if directory is not None else RESULTS_DIR / "fast" if fast else RESULTS_DIR
-    return base / f"{name}.json"
+    return base if regime == DEFAULT_REGIME else base / "regimes" / regime
+
+
+def result_path(name: str, fast: bool = False, directory: str | Path | None = None, regime: str = DEFAULT_REGIME) -> Path:
+    return results_folder(fast, directory, regime) / f"{name}.json"
 
 
 def run_cell(config: dict, seed: int) -> dict:
@@ -100,14 +117,16 @@ def rounded(value: Any, digits: int = SIGNIFICANT_DIGITS) -> Any:
     return value
 
 
-def run_experiment(name: str, seeds: int | None = None, fast: bool = False, workers: int = 2, progress: bool = True) -> dict:
-    """Run every cell of experiment ``name`` for ``seeds`` seeds (0..seeds-1; default: the
-    experiment's own), in ``workers`` processes, with a tqdm progress bar. Returns the result dict
-    (the schema in this module's docstring); ``write_result`` saves it."""
-    check_options(name, seeds, workers)
+def run_experiment(
+    name: str, seeds: int | None = None, fast: bool = False, workers: int = 2, progress: bool = True, regime: str = DEFAULT_REGIME
+) -> dict:
+    """Run every cell of experiment ``name`` in ``regime`` (catalog.REGIMES) for ``seeds`` seeds
+    (0..seeds-1; default: the experiment's own), in ``workers`` processes, with a tqdm progress bar.
+    Returns the result dict (the schema in this module's docstring); ``write_result`` saves it."""
+    check_options(name, seeds, workers, regime)
     spec = EXPERIMENTS[name]
     seeds = seeds or (spec.fast_seeds if fast else spec.seeds)
-    cells = spec.grid(fast)
+    cells = [{**cell, "config": in_regime(cell["config"], regime)} for cell in spec.grid(fast)]
     # identical configs (e.g. G=16 with 8 prompts in both regimes of group-size) run once
     unique: dict[str, int] = {}
     jobs, job_of = [], {}
@@ -123,7 +142,8 @@ def run_experiment(name: str, seeds: int | None = None, fast: bool = False, work
 
     started = time.perf_counter()
     outputs: dict[tuple[int, int], dict] = {}
-    bar = tqdm(total=len(jobs), desc=f"sweep {name}" + (" (fast)" if fast else ""), unit="run", disable=not progress)
+    description = f"sweep {name}" + (f" ({regime})" if regime != DEFAULT_REGIME else "") + (" (fast)" if fast else "")
+    bar = tqdm(total=len(jobs), desc=description, unit="run", disable=not progress)
     if workers == 1 and not spec.fresh_process:
         import torch
 
@@ -151,7 +171,8 @@ def run_experiment(name: str, seeds: int | None = None, fast: bool = False, work
     result = {
         "name": name,
         "question": spec.question,
-        "command": command_line(name, seeds, fast, workers),
+        "command": command_line(name, seeds, fast, workers, regime),
+        "regime": regime,
         "version": __version__,
         "fast": fast,
         "seeds": seeds,
@@ -190,9 +211,9 @@ def check_result(result: dict) -> None:
 
 def write_result(name: str, result: dict, directory: str | Path | None = None) -> Path:
     """Save a result as NAME.json (in data/results/, or data/results/fast/ for a --fast result,
-    or ``directory``) and return the path."""
+    or ``directory``; regimes/REGIME/ under it for a regime other than the gentle one) and return the path."""
     check_result(result)
-    path = result_path(name, result["fast"], directory)
+    path = result_path(name, result["fast"], directory, result.get("regime", DEFAULT_REGIME))
     clean, _ = finite_json(result)  # run_experiment already nulls non-finite numbers; a hand-made result may not
     return write_atomically(path, json_text(clean, separators=(",", ":"), ensure_ascii=False))  # compact: data/ stays small
 
@@ -222,13 +243,15 @@ def upgrade_metric_names(result: dict) -> dict:
     return result
 
 
-def load_result(name: str, fast: bool = False, directory: str | Path | None = None) -> dict:
-    """Read a saved result (data/results/NAME.json by default), with today's metric names. A missing
-    file raises FileNotFoundError with the command that makes it; an empty or malformed one raises
-    UnreadableResultError naming the file."""
+def load_result(name: str, fast: bool = False, directory: str | Path | None = None, regime: str = DEFAULT_REGIME) -> dict:
+    """Read a saved result (data/results/NAME.json by default; regimes/REGIME/NAME.json for another
+    regime), with today's metric names. A missing file raises FileNotFoundError with the command that
+    makes it; an empty or malformed one raises UnreadableResultError naming the file."""
     check_name(name)
-    path = result_path(name, fast, directory)
-    remake = f"`python -m grpo_lab sweep {name}" + (" --fast" if fast else "") + "`"
+    check_regime(regime)
+    path = result_path(name, fast, directory, regime)
+    in_regime_flag = f" --regime {regime}" if regime != DEFAULT_REGIME else ""
+    remake = f"`python -m grpo_lab sweep {name}{in_regime_flag}" + (" --fast" if fast else "") + "`"
     if not path.is_file():
         raise FileNotFoundError(f"{path} does not exist: make it with {remake}")
     try:

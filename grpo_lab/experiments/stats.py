@@ -1,10 +1,46 @@
-"""Statistics over seeds: a metric's summary, whether two summaries differ beyond noise, and the
-summary as text (mean ± std), the one formatter claims.md, the drill and the course notebooks share."""
+"""Statistics over seeds: a metric's summary, whether two summaries differ beyond noise (and how large a
+difference the seeds could have detected), and the summary as text (mean ± std), the one formatter
+claims.md, the drill and the course notebooks share."""
 
 from __future__ import annotations
 
+import contextvars
 import math
 import statistics
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+
+DETECTION_SE = 2.0  # a difference counts when it exceeds this many standard errors (about 5%, two-sided)
+POWER_Z = 0.84  # the normal quantile of 80% power
+DETECTABLE_SE = DETECTION_SE + POWER_Z  # the smallest true difference detected 80% of the time: 2.84 standard errors
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """One ``compare`` call: difference = mean(a) - mean(b); standard_error of that difference over seeds;
+    detectable = the smallest true difference the seeds detect with 80% power (DETECTABLE_SE x SE, at
+    least min_effect); scale = the larger |mean| (to read the others against); direction as compare returns it."""
+
+    difference: float
+    standard_error: float
+    detectable: float
+    scale: float
+    direction: str
+
+
+_recorded: contextvars.ContextVar[list[Comparison] | None] = contextvars.ContextVar("recorded_comparisons", default=None)
+
+
+@contextmanager
+def recording_comparisons() -> Iterator[list[Comparison]]:
+    """Collect every ``compare`` made inside the block (how claims.py gives each verdict its power)."""
+    comparisons: list[Comparison] = []
+    token = _recorded.set(comparisons)
+    try:
+        yield comparisons
+    finally:
+        _recorded.reset(token)
 
 
 def summarize(per_seed: list[dict]) -> dict:
@@ -23,16 +59,25 @@ def summarize(per_seed: list[dict]) -> dict:
     return summary
 
 
+def standard_error_of_difference(a: dict, b: dict) -> float:
+    """The standard error over seeds of mean(a) - mean(b) (independent seeds: the variances add)."""
+    return math.sqrt((a["std"] ** 2 / max(a["n"], 1)) + (b["std"] ** 2 / max(b["n"], 1)))
+
+
 def compare(a: dict, b: dict, min_effect: float = 0.0) -> str:
     """'higher', 'lower' or 'same': summary a against summary b, 'same' unless the difference of the
-    means exceeds twice its standard error over seeds and ``min_effect``."""
+    means exceeds DETECTION_SE standard errors over seeds and ``min_effect``. Inside
+    ``recording_comparisons`` each call is also recorded with its power."""
     if a["mean"] is None or b["mean"] is None:
         return "same"
     difference = a["mean"] - b["mean"]
-    error = math.sqrt((a["std"] ** 2 / max(a["n"], 1)) + (b["std"] ** 2 / max(b["n"], 1)))
-    if abs(difference) <= max(2 * error, min_effect):
-        return "same"
-    return "higher" if difference > 0 else "lower"
+    error = standard_error_of_difference(a, b)
+    direction = "same" if abs(difference) <= max(DETECTION_SE * error, min_effect) else "higher" if difference > 0 else "lower"
+    recorded = _recorded.get()
+    if recorded is not None:
+        detectable = max(DETECTABLE_SE * error, min_effect)
+        recorded.append(Comparison(difference, error, detectable, max(abs(a["mean"]), abs(b["mean"])), direction))
+    return direction
 
 
 def format_mean_std(summary: dict, digits: int = 3, *, percent: bool = False, prose: bool = False) -> str:

@@ -1,0 +1,160 @@
+"""Regimes (catalog.REGIMES) and verdicts with power (claims.with_power): the rule's scan, how a regime
+reaches every cell, where its results go, and when "does not hold" becomes "not detected"."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from grpo_lab.cli import main
+from grpo_lab.experiments.catalog import (
+    BEST_LR,
+    DEFAULT_REGIME,
+    EXPERIMENTS,
+    LARGE_STEP_LR,
+    REGIMES,
+    best_lr,
+    in_regime,
+    large_step_lr,
+)
+from grpo_lab.experiments.claims import FAILS, HOLDS, NOT_DETECTED, Claim, Finding, evaluate_claim
+from grpo_lab.experiments.claims_report import claims_markdown
+from grpo_lab.experiments.runner import RESULTS_DIR, command_line, load_result, result_path, run_cell
+from grpo_lab.experiments.stats import DETECTABLE_SE, compare, recording_comparisons
+
+
+def summary(mean: float, std: float, n: int = 3) -> dict:
+    return {"mean": mean, "std": std, "n": n}
+
+
+def test_the_regime_constants_are_what_the_rule_gives_on_the_recorded_scan():
+    scan = json.loads((RESULTS_DIR / "regimes" / "lr-scan.json").read_text())
+    assert scan["command"].startswith("python scripts/regime_lr_scan.py")
+    assert (best_lr(scan), large_step_lr(scan)) == (BEST_LR, LARGE_STEP_LR) == (scan["best_lr"], scan["large_step_lr"])
+    assert REGIMES["large-step"].train["lr"] == LARGE_STEP_LR and REGIMES["sparse"].train == {"lr": BEST_LR, "reference": "sparse"}
+
+
+def test_the_rule_reads_the_scan_not_a_constant():
+    runs = [
+        {"lr": lr, "seed": 0, "initial_eval_accuracy": 0.5, "late_eval_accuracy": late}
+        for lr, late in ((1e-4, 0.6), (1e-3, 0.7), (3e-3, 0.55), (1e-2, 0.1))
+    ]
+    assert best_lr({"runs": runs}) == 1e-3 and large_step_lr({"runs": runs}) == 3e-3
+
+
+def test_a_regime_sits_under_each_cells_own_overrides_and_gentle_changes_nothing():
+    cell = {"kind": "train", "train": {"steps": 10, "reference": "weak"}}
+    assert in_regime(cell, DEFAULT_REGIME) is cell
+    assert in_regime(cell, "sparse")["train"] == {"lr": BEST_LR, "reference": "weak", "steps": 10}  # the cell's weak.pt stays
+    fixed = {"kind": "variance", "policy": "reference", "half_trained_steps": 3}
+    assert in_regime(fixed, "sparse")["regime_train"] == {"lr": BEST_LR, "reference": "sparse"}
+    for experiment in EXPERIMENTS.values():  # every cell of every experiment takes every regime
+        for grid_cell in experiment.grid(True):
+            for regime in REGIMES:
+                config = in_regime(grid_cell["config"], regime)
+                assert ("train" in config) or ("regime_train" in config) or regime == DEFAULT_REGIME
+
+
+def test_a_fixed_policy_unit_measures_the_regimes_reference():
+    from grpo_lab.experiments.measures import cell_policy
+    from grpo_lab.policy import load_reference_policy
+
+    config = in_regime({"kind": "variance", "policy": "reference", "half_trained_steps": 1}, "sparse")
+    sparse, default = load_reference_policy("sparse"), load_reference_policy("default")
+    measured = cell_policy(config)
+    assert all((a == b).all() for a, b in zip(measured.state_dict().values(), sparse.state_dict().values()))
+    assert not all((a == b).all() for a, b in zip(measured.state_dict().values(), default.state_dict().values()))
+
+
+def test_results_of_a_regime_have_their_own_folder_and_command(tmp_path):
+    assert result_path("group-size") == RESULTS_DIR / "group-size.json"
+    assert result_path("group-size", regime="large-step") == RESULTS_DIR / "regimes" / "large-step" / "group-size.json"
+    assert result_path("group-size", True, tmp_path, "sparse") == tmp_path / "regimes" / "sparse" / "group-size.json"
+    assert command_line("group-size", 3, True, 2, "sparse") == "python -m grpo_lab sweep group-size --regime sparse --seeds 3 --fast --workers 2"
+    assert command_line("group-size", 3, False, 2) == "python -m grpo_lab sweep group-size --seeds 3 --workers 2"
+    with pytest.raises(FileNotFoundError, match="--regime sparse"):
+        load_result("group-size", directory=tmp_path, regime="sparse")
+
+
+def test_a_bad_regime_is_one_line(capsys):
+    assert main(["sweep", "group-size", "--regime", "steep", "--fast"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.count("\n") == 0 and "--regime='steep'" in err.replace('"', "'") and "large-step" in err
+
+
+@pytest.mark.learning
+def test_a_training_cell_runs_in_the_sparse_regime_from_sparse_pt():
+    entry = run_cell(in_regime({"kind": "train", "train": {"steps": 2, "eval_every": 0, "probe_every": 0}}, "sparse"), seed=0)
+    assert entry["metrics"]["initial_eval_accuracy"] == pytest.approx(0.297, abs=0.001)  # sparse.pt, not default.pt's 0.51
+
+
+def test_compare_records_its_power():
+    with recording_comparisons() as comparisons:
+        assert compare(summary(0.72, 0.03), summary(0.70, 0.03)) == "same"
+    (comparison,) = comparisons
+    standard_error = (2 * 0.03**2 / 3) ** 0.5
+    assert comparison.difference == pytest.approx(0.02) and comparison.standard_error == pytest.approx(standard_error)
+    assert comparison.detectable == pytest.approx(DETECTABLE_SE * standard_error) and comparison.direction == "same"
+    compare(summary(0.72, 0.03), summary(0.70, 0.03))
+    assert len(comparisons) == 1  # nothing recorded outside the block
+
+
+def claim_comparing(a: dict, b: dict, claimed_effect: float | None = None) -> Claim:
+    def rule(results: dict) -> Finding:
+        return Finding("numbers", HOLDS if compare(a, b) == "higher" else FAILS, "")
+
+    return Claim("toy", "test", "—", "a beats b", (), rule, claimed_effect=claimed_effect)
+
+
+def test_no_difference_without_power_is_not_detected_with_power_it_does_not_hold():
+    noisy = evaluate_claim(claim_comparing(summary(0.72, 0.05), summary(0.70, 0.05)), {})
+    assert noisy.verdict == NOT_DETECTED and noisy.detectable == pytest.approx(DETECTABLE_SE * (2 * 0.05**2 / 3) ** 0.5)
+    assert noisy.verdict_text.startswith("not detected (could detect ≥ 0.11")
+    precise = evaluate_claim(claim_comparing(summary(0.700, 0.001), summary(0.700, 0.001)), {})
+    assert precise.verdict == FAILS  # could detect 0.0023, far below 5% of 0.7
+    reversed_effect = evaluate_claim(claim_comparing(summary(0.60, 0.05), summary(0.75, 0.05)), {})
+    assert reversed_effect.verdict == FAILS  # b beats a beyond noise: the claim is wrong here, whatever the power
+    assert evaluate_claim(claim_comparing(summary(0.72, 0.05), summary(0.70, 0.05), claimed_effect=0.2), {}).verdict == FAILS
+
+
+def test_claims_md_gets_a_column_and_a_section_per_regime():
+    from grpo_lab.experiments.runner import load_result as load
+
+    gentle = {"small-group-remedies": load("small-group-remedies")}
+    text = claims_markdown(gentle, {"large-step": gentle, "sparse": {}})
+    assert "| verdict: gentle | verdict: large-step |" in text and "verdict: sparse" not in text  # a regime without results has no column
+    assert "**In the large-step regime**" in text and "*Power:* Δ" in text
+    assert "| verdict |" in claims_markdown(gentle)
+
+
+def test_an_experiment_that_cannot_differ_between_regimes_runs_in_gentle_only_and_its_claims_say_why(capsys):
+    assert main(["sweep", "batch-blowup", "--regime", "sparse", "--fast"]) == 2
+    assert "batch-blowup runs in the gentle regime only" in capsys.readouterr().err
+    gentle = {"batch-blowup": load_result("batch-blowup")}
+    text = claims_markdown(gentle, {"sparse": gentle})
+    row = next(line for line in text.splitlines() if "`batch-blowup`" in line and line.startswith("| "))
+    assert row.rstrip().endswith("| **not tested** |") and "runs in the gentle regime only: time and memory" in text
+
+
+def test_every_verdict_a_rule_can_give_has_a_chinese_name():
+    from grpo_lab.course.drill import VERDICTS_ZH
+    from grpo_lab.experiments.claims import PARTLY, UNTESTED
+
+    assert {HOLDS, PARTLY, FAILS, NOT_DETECTED, UNTESTED} <= set(VERDICTS_ZH)
+
+
+@pytest.mark.learning
+def test_sweep_in_a_regime_writes_its_own_folder_and_claims_md_gets_its_column(tmp_path, capsys):
+    assert main(["sweep", "difficulty-bias", "--fast", "--regime", "large-step", "--quiet", "--out", str(tmp_path)]) == 0
+    written = json.loads((tmp_path / "regimes" / "large-step" / "difficulty-bias.json").read_text())
+    assert written["regime"] == "large-step" and "--regime large-step" in written["command"]
+    trained = [cell for cell in written["cells"] if cell["axes"]["part"] == "training"]
+    assert all(cell["config"]["train"]["lr"] == LARGE_STEP_LR for cell in trained)
+    weights = [cell for cell in written["cells"] if cell["axes"]["part"] == "weights"]
+    assert all(cell["config"]["regime_train"] == {"lr": LARGE_STEP_LR} for cell in weights)
+    assert not (tmp_path / "difficulty-bias.json").exists()  # the gentle file is not touched
+    assert main(["sweep", "claims", "--fast", "--out", str(tmp_path)]) == 0
+    text = (tmp_path / "claims.md").read_text()
+    assert "| verdict: gentle | verdict: large-step |" in text and "**In the large-step regime**" in text
+    assert "not run yet: `python -m grpo_lab sweep group-size --regime large-step`" in text
