@@ -242,9 +242,9 @@ def check_result(result: dict) -> None:
 def write_result(name: str, result: dict, directory: str | Path | None = None) -> Path:
     """Save a result as NAME.json (in data/results/, or data/results/fast/ for a --fast result,
     or ``directory``) and return the path."""
-    check_result(result)
-    path = result_path(name, result["fast"], directory)
     clean, _ = finite_json(result)  # run_experiment already nulls non-finite numbers; a hand-made result may not
+    check_result(clean)
+    path = result_path(name, clean["fast"], directory)
     return write_atomically(path, json_text(clean, separators=(",", ":"), ensure_ascii=False))  # compact: data/ stays small
 
 
