@@ -357,4 +357,4 @@ def test_to_grpo_config_leaves_no_folder_in_the_temporary_folder(fallback_folder
 
     for _ in range(3):
         to_grpo_config(TrainConfig(steps=2))
-    assert list(fallback_folder.iterdir()) == []
+    assert list(fallback_folder.glob("grpo-lab-trl-*")) == []  # (importing trl may leave torch's own cache folder)
