@@ -221,6 +221,7 @@ def run_sweep(args: argparse.Namespace) -> int:
     if args.name not in (*EXPERIMENTS, "all", "claims"):
         raise UsageError(f"NAME={args.name!r} is not valid: choose one of {', '.join(EXPERIMENTS)}, all, claims")
     names = list(EXPERIMENTS) if args.name == "all" else [] if args.name == "claims" else [args.name]
+    failed = False  # a result saved elsewhere: exit 1 at the end
     try:
         check_options(names[0] if names else "variance", args.seeds, args.workers)
     except ValueError as error:
@@ -231,7 +232,14 @@ def run_sweep(args: argparse.Namespace) -> int:
             result, path = load_result(name, args.fast, args.out), result_path(name, args.fast, args.out)
         else:
             result = run_experiment(name, args.seeds, args.fast, args.workers, progress=not args.quiet)
-            path = write_result(name, result, args.out)
+            path = result_path(name, args.fast, args.out)
+            try:
+                save_with_fallback(path, lambda target, result=result, name=name: write_result(name, result, target.parent))
+            except SavedElsewhere as error:  # hours of sweeping are not lost to a full disk at the end
+                print(f"error: {error}", file=sys.stderr)
+                if error.saved_to is None:
+                    return 1
+                path, failed = error.saved_to, True
         try:
             figure = experiment_figure(name, result)
         except ValueError as error:  # a damaged result that passed the schema: name the file
@@ -240,7 +248,7 @@ def run_sweep(args: argparse.Namespace) -> int:
         print(f"{name}: {len(result['cells'])} cells x {result['seeds']} seeds in {result['wall_time_s']:.0f} s -> {path}, {figure_path}")
     if args.name in ("all", "claims"):
         print(f"claims: {write_claims(directory=args.out, fast=args.fast)}")
-    return 0
+    return 1 if failed else 0
 
 
 def run_pretrain(args: argparse.Namespace) -> int:

@@ -204,7 +204,7 @@ def save_with_fallback(path: str | Path, save: Callable[[Path], object], fallbac
     """``save(path)`` (a function that writes the finished work to a path, e.g. ``lambda p:
     write_atomically(p, text)`` or a figure's ``save``); if that raises OSError (a disk that filled
     during the run, a folder removed meanwhile), ``save`` again into ``fallback_folder`` (default: the
-    temporary folder) as 'grpo-lab-XXXXXXXX-NAME' and raise SavedElsewhere naming both files."""
+    temporary folder) as 'grpo-lab-saved-XXXXXXXX/NAME' and raise SavedElsewhere naming both files."""
     path = Path(path)
     try:
         save(path)
@@ -212,7 +212,12 @@ def save_with_fallback(path: str | Path, save: Callable[[Path], object], fallbac
     except OSError as error:
         reason = error.strerror or str(error)
     folder = Path(fallback_folder if fallback_folder is not None else tempfile.gettempdir())
-    fallback = folder / f"grpo-lab-{secrets.token_hex(4)}-{path.name[-100:]}"
+    try:  # a fresh folder, so the file keeps its name (a sweep's NAME.json)
+        fallback = Path(tempfile.mkdtemp(prefix="grpo-lab-saved-", dir=folder)) / path.name
+    except OSError as error:
+        raise SavedElsewhere(
+            f"could not write {shortened(str(path))} ({reason}), nor a fallback in {folder} ({error.strerror or error}): it is lost", None
+        ) from None
     try:
         save(fallback)
     except OSError as error:

@@ -105,8 +105,19 @@ def test_a_full_disk_at_the_end_saves_the_run_elsewhere_and_says_where(tmp_path,
     err = capsys.readouterr().err.strip()
     saved = re.search(r"it was saved to (\S+) instead", err)
     assert saved and "No space left on device" in err and "\n" not in err, err
-    assert Path(saved.group(1)).parent == fallback_folder
+    assert Path(saved.group(1)).parent.parent == fallback_folder and Path(saved.group(1)).name == "run.json"
     assert json.loads(Path(saved.group(1)).read_text())["history"][1]["reward"] == 0.2
+
+
+@AS_ROOT
+def test_a_full_disk_at_the_end_of_a_sweep_saves_the_result_elsewhere(tmp_path, fallback_folder, capsys, monkeypatch):
+    import grpo_lab.experiments as experiments
+
+    monkeypatch.setattr(experiments, "run_experiment", lambda *args, **kwargs: load_result("variance"))
+    device(tmp_path, "variance.json", 1, 7)
+    assert main(["sweep", "variance", "--quiet", "--out", str(tmp_path)]) == 1
+    saved = re.search(r"it was saved to (\S+) instead", capsys.readouterr().err)
+    assert saved and load_result("variance", directory=Path(saved.group(1)).parent)["cells"] == load_result("variance")["cells"]
 
 
 def test_when_the_fallback_fails_too_the_message_says_it_is_lost(tmp_path):
