@@ -25,8 +25,11 @@ import os
 for _variable in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE", "HF_DATASETS_OFFLINE", "HF_HUB_DISABLE_TELEMETRY"):
     os.environ.setdefault(_variable, "1")
 
+import secrets  # noqa: E402
+import shutil  # noqa: E402
 import tempfile  # noqa: E402
 import time  # noqa: E402
+import weakref  # noqa: E402
 from collections.abc import Callable  # noqa: E402
 from dataclasses import dataclass, fields  # noqa: E402
 from pathlib import Path  # noqa: E402
@@ -188,6 +191,13 @@ def unmapped_reasons(config: TrainConfig) -> list[str]:
     return [f"{entry.knob}={getattr(config, entry.knob)!r} has no TRL equivalent: {entry.reason}" for entry in UNMAPPED if entry.applies(config)]
 
 
+def unmade_temporary_folder() -> Path:
+    """A fresh name in the temporary folder for TRL's output_dir, not made: a GRPOConfig alone
+    writes nothing there, so making it would leave an empty 'grpo-lab-trl-*' folder per call
+    (``make_trainer`` makes it, and removes it with the trainer)."""
+    return Path(tempfile.gettempdir()) / f"grpo-lab-trl-{os.getpid()}-{secrets.token_hex(4)}"
+
+
 def to_grpo_config(config: TrainConfig, output_dir: str | Path | None = None, **overrides: Any) -> trl.GRPOConfig:
     """Our knobs as a ``trl.GRPOConfig`` (see ``KNOB_MAP``). A knob TRL cannot express raises one
     ValueError naming it (see ``UNMAPPED``). ``overrides`` are passed to GRPOConfig last."""
@@ -200,7 +210,7 @@ def to_grpo_config(config: TrainConfig, output_dir: str | Path | None = None, **
     micro = min(config.micro_batch_size or batch, batch)  # as ours: a micro-batch larger than the batch is the batch
     settings = dict(FIXED_TRL_SETTINGS)
     settings.update(
-        output_dir=str(output_dir or tempfile.mkdtemp(prefix="grpo-lab-trl-")),
+        output_dir=str(output_dir or unmade_temporary_folder()),
         num_generations=config.group_size,
         per_device_train_batch_size=micro,
         gradient_accumulation_steps=batch // micro,
@@ -377,9 +387,11 @@ def make_trainer(config: TrainConfig, output_dir: str | Path | None = None, call
     GPT-2 copy of the reference policy, the character tokenizer and ``to_grpo_config(config)``.
 
     The starting model is written to ``output_dir/initial_policy``: TRL builds its KL reference
-    (when kl_coef > 0) by loading the policy's own path.
+    (when kl_coef > 0) by loading the policy's own path. Without an ``output_dir`` that folder is a
+    fresh one in the temporary folder, removed when the trainer is garbage-collected (or at exit).
     """
     grpo_config = to_grpo_config(config, output_dir, **overrides)
+    temporary = None if output_dir else grpo_config.output_dir
     model = gpt2_from_tiny(load_reference_policy(config.reference))
     initial = Path(grpo_config.output_dir) / "initial_policy"
     model.save_pretrained(initial)
@@ -395,6 +407,8 @@ def make_trainer(config: TrainConfig, output_dir: str | Path | None = None, call
         callbacks=callbacks,
     )
     trainer.remove_callback(transformers.PrinterCallback)  # keep notebooks and benchmarks quiet; the log stays in state
+    if temporary is not None:
+        weakref.finalize(trainer, shutil.rmtree, temporary, True)
     return trainer
 
 

@@ -7,6 +7,8 @@ command line). A bad value prints one line naming the flag and the allowed range
 from __future__ import annotations
 
 import argparse
+import os
+import re
 import sys
 from dataclasses import fields
 from pathlib import Path
@@ -14,8 +16,8 @@ from pathlib import Path
 import torch
 from tqdm import tqdm
 
-from .errors import ConfigError
-from .files import check_destination, json_text, write_atomically
+from .errors import ConfigError, shortened
+from .files import SavedElsewhere, check_destination, file_kind, json_text, save_with_fallback, write_atomically
 from .trainer import TrainConfig, train
 
 USAGE_ERROR = 2
@@ -25,9 +27,33 @@ class UsageError(Exception):
     """A bad command line: printed as one line, exit status 2."""
 
 
+QUOTED = re.compile(r"'[^']*'")
+
+
 class OneLineParser(argparse.ArgumentParser):
     def error(self, message: str):  # argparse prints usage and a second line; we want one line
-        raise UsageError(message)
+        raise UsageError(QUOTED.sub(lambda quoted: shortened(quoted.group()), message))  # a 5,000-character value is not echoed whole
+
+
+def is_number(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
+
+
+def join_negative_values(argv: list[str]) -> list[str]:
+    """``--reward-offset -1e3`` as ``--reward-offset=-1e3``: argparse takes '-1e3', '-inf' and '-nan'
+    for flags (it knows only '-1' and '-1.5' as numbers) and would say "expected one argument"."""
+    joined: list[str] = []
+    for token in argv:
+        previous = joined[-1] if joined else ""
+        if token.startswith("-") and is_number(token) and previous.startswith("--") and "=" not in previous:
+            joined[-1] = f"{previous}={token}"
+        else:
+            joined.append(token)
+    return joined
 
 
 def flag(name: str) -> str:
@@ -128,6 +154,27 @@ def use_lab_threads() -> None:
     torch.set_num_threads(default_training_threads())
 
 
+def check_distinct(out: Path | None, plot: Path | None) -> None:
+    """--out and --plot must name two files (the PNG would overwrite the JSON); a stream such as
+    /dev/null may take both."""
+    if out and plot and os.path.realpath(out) == os.path.realpath(plot) and file_kind(out) != "stream":
+        raise UsageError(f"--plot={shortened(repr(str(plot)))} is not valid: it is the file --out writes; give the plot its own name")
+
+
+def save_outputs(saves: list[tuple[Path | None, object]]) -> list[str]:
+    """Save each (path, save function) whose path is given, each with a fallback
+    (files.save_with_fallback); returns one line per output that went elsewhere or was lost."""
+    problems = []
+    for path, save in saves:
+        if path is None:
+            continue
+        try:
+            save_with_fallback(path, save)
+        except SavedElsewhere as error:
+            problems.append(str(error))
+    return problems
+
+
 def run_train(args: argparse.Namespace) -> int:
     values = {f.name: getattr(args, f.name) for f in fields(TrainConfig)}
     try:
@@ -135,6 +182,7 @@ def run_train(args: argparse.Namespace) -> int:
     except ValueError as error:
         raise UsageError(flag_message(error)) from None
     out, plot = destination(args.out, "out"), destination(args.plot, "plot")
+    check_distinct(out, plot)
     use_lab_threads()
     bar = tqdm(total=config.steps, desc="train", unit="step", disable=args.quiet, file=sys.stderr)
 
@@ -154,11 +202,11 @@ def run_train(args: argparse.Namespace) -> int:
     )
     if result.message:
         print(result.message)
-    if out:
-        # histories are identical for the same config, seed, torch build and thread count; with 1 and 2
-        # threads they differ around the 7th digit (float sums split differently), so the file says which
-        environment = {"torch_threads": torch.get_num_threads(), "torch_version": str(torch.__version__)}
-        write_atomically(out, json_text({**result.to_json(), "environment": environment}, indent=1))
+    # histories are identical for the same config, seed, torch build and thread count; with 1 and 2
+    # threads they differ around the 7th digit (float sums split differently), so the file says which
+    environment = {"torch_threads": torch.get_num_threads(), "torch_version": str(torch.__version__)}
+    text = json_text({**result.to_json(), "environment": environment}, indent=1)
+    problems = save_outputs([(out, lambda path: write_atomically(path, text))])
     if plot:
         from .lab.describe import run_label
         from .live_figure import LiveRunFigure, RunCurves
@@ -172,8 +220,10 @@ def run_train(args: argparse.Namespace) -> int:
             advantages_title=f"Advantages at step {latest['step']} ({advantages.shape[0]} x {advantages.shape[1]} responses)" if latest else "",
             histogram_color="C0",
         )
-        figure.save(plot)
-    return 0 if result.status != "failed" else 1
+        problems += save_outputs([(plot, figure.save)])
+    for problem in problems:
+        print(f"error: {problem}", file=sys.stderr)
+    return 0 if result.status != "failed" and not problems else 1
 
 
 def run_sweep(args: argparse.Namespace) -> int:
@@ -186,6 +236,7 @@ def run_sweep(args: argparse.Namespace) -> int:
         raise UsageError(f"NAME={args.name!r} is not valid: choose one of {', '.join(EXPERIMENTS)}, all, claims")
     names = list(EXPERIMENTS) if args.name == "all" else [] if args.name == "claims" else [args.name]
     regimes = [args.regime] if args.regime is not None else list(REGIMES) if args.name in ("all", "claims") else [DEFAULT_REGIME]
+    failed = False  # a result saved elsewhere: exit 1 at the end
     try:
         for regime in regimes:
             check_options(names[0] if len(names) == 1 else "variance", args.seeds, args.workers, regime)
@@ -198,14 +249,25 @@ def run_sweep(args: argparse.Namespace) -> int:
                 result, path = load_result(name, args.fast, args.out, regime), result_path(name, args.fast, args.out, regime)
             else:
                 result = run_experiment(name, args.seeds, args.fast, args.workers, progress=not args.quiet, regime=regime)
-                path = write_result(name, result, args.out)
-            figure_path = save_figure(experiment_figure(name, result), path.with_suffix(".png"), dpi=90)
+                path = result_path(name, args.fast, args.out, regime)
+                try:
+                    save_with_fallback(path, lambda target, result=result, name=name: write_result(name, result, path=target))
+                except SavedElsewhere as error:  # hours of sweeping are not lost to a full disk at the end
+                    print(f"error: {error}", file=sys.stderr)
+                    if error.saved_to is None:
+                        return 1
+                    path, failed = error.saved_to, True
+            try:
+                figure = experiment_figure(name, result)
+            except ValueError as error:  # a damaged result that passed the schema: name the file
+                raise UsageError(f"{path}: {error}") from None
+            figure_path = save_figure(figure, path.with_suffix(".png"), dpi=90)
             print(
                 f"{name} ({regime}): {len(result['cells'])} cells x {result['seeds']} seeds in {result['wall_time_s']:.0f} s -> {path}, {figure_path}"
             )
     if args.name in ("all", "claims"):
         print(f"claims: {write_claims(directory=args.out, fast=args.fast)}")
-    return 0
+    return 1 if failed else 0
 
 
 def run_pretrain(args: argparse.Namespace) -> int:
@@ -232,9 +294,17 @@ def run_pretrain(args: argparse.Namespace) -> int:
     return 0
 
 
+def os_error_line(error: OSError) -> str:
+    """An OSError as one line that names the file, shortened ('File name too long: 'aaa...' (304
+    characters)'), not Python's '[Errno 36] ...' with the whole name."""
+    if error.strerror and error.filename is not None:
+        return f"{error.strerror}: {shortened(repr(str(error.filename)))}"
+    return shortened(str(error), 300)
+
+
 def main(argv: list[str] | None = None) -> int:
     try:
-        args = build_parser().parse_args(argv)
+        args = build_parser().parse_args(join_negative_values(sys.argv[1:] if argv is None else argv))
         return {"train": run_train, "sweep": run_sweep, "pretrain": run_pretrain}[args.command](args)
     except UsageError as error:
         print(f"error: {error}", file=sys.stderr)
@@ -243,7 +313,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: {error}", file=sys.stderr)
         return USAGE_ERROR
     except OSError as error:  # the disk filled up, a folder vanished mid-run: one line, not a traceback
-        print(f"error: {error}", file=sys.stderr)
+        print(f"error: {os_error_line(error)}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)

@@ -118,7 +118,12 @@ class TrainConfig:
             return (lambda value: value in options), "choose one of " + ", ".join(map(str, options))
 
         def existing_reference(value: str) -> bool:
-            return value in REFERENCE_NAMES or (value.endswith(".pt") and Path(value).is_file())
+            if value in REFERENCE_NAMES:
+                return True
+            try:
+                return value.endswith(".pt") and Path(value).is_file()
+            except OSError:  # a name longer than the file system allows, or a path it cannot look at
+                return False
 
         return [
             ("task", lambda value: Task.parse(value) is not None, "write '{digits}d{ops}', e.g. '2d+'"),

@@ -9,15 +9,25 @@ valid: ...``), and the lab can point at the control that holds the knob.
 
 from __future__ import annotations
 
+LONGEST_SHOWN = 120  # characters of a value an error line shows; a longer one is cut, with its length
+
+
+def shortened(text: str, limit: int = LONGEST_SHOWN) -> str:
+    """``text`` itself, or its start and its length when it is longer than ``limit`` characters
+    (a 5,000-character value is not echoed whole): "'aaaa...' (5002 characters)"."""
+    if len(text) <= limit:
+        return text
+    return f"{text[: limit - 30]}... ({len(text)} characters)"
+
 
 class ConfigError(ValueError):
     """knob: the name that was given a bad value (a TrainConfig field, an option such as ``out``);
     value: the value given; allowed: what is allowed, in words; value_text: how the message shows
-    the value (``repr(value)`` unless the caller shortens it)."""
+    the value (``repr(value)``, cut to its start and length past LONGEST_SHOWN characters, unless the caller gives it)."""
 
     def __init__(self, knob: str, value: object, allowed: str, value_text: str | None = None):
         self.knob, self.value, self.allowed = knob, value, allowed
-        self.value_text = repr(value) if value_text is None else value_text
+        self.value_text = shortened(repr(value)) if value_text is None else value_text
         super().__init__(self.message_for(knob))
 
     def message_for(self, name: str) -> str:

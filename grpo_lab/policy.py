@@ -8,10 +8,11 @@ answer tokens, up to and including the first EOS (``answer_mask``).
 from __future__ import annotations
 
 import hashlib
+import io
 import json
 import math
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, fields
+from dataclasses import asdict, dataclass, fields, replace
 from pathlib import Path
 
 import torch
@@ -21,7 +22,7 @@ import torch.nn.functional as F
 from . import paths
 from .devices import available_devices as available_devices  # moved to devices.py; still importable from here
 from .devices import resolve_device
-from .errors import ConfigError
+from .errors import ConfigError, shortened
 from .files import write_atomically
 from .paths import REFERENCE_NAMES
 from .task import EOS_ID, MAX_DIGITS, OPERATIONS, PAD_ID, VOCAB, Task
@@ -311,17 +312,42 @@ def token_logprobs(
     return chosen, entropy
 
 
-CHECKPOINT_FORMAT = "grpo-lab-policy-v1"
+CHECKPOINT_FORMAT = "grpo-lab-policy-v2"  # v2 carries a checksum of its contents
+LEGACY_FORMATS = ("grpo-lab-policy-v1",)  # read as before: no checksum inside (the shipped references have checksums.json)
 CHECKSUMS_PATH = DATA_DIR / "reference" / "checksums.json"  # SHA-256 of each shipped reference policy
 LARGEST_WEIGHT = 1e4  # a trained TinyTransformer's weights are of order 1; beyond this a forward pass overflows
+SMALLEST_WEIGHT_BYTES = 2  # float16 / bfloat16: a checkpoint holds at least this many bytes per parameter
+
+
+def contents_checksum(config: dict, metadata: object, state_dict: dict[str, torch.Tensor]) -> str:
+    """SHA-256 of what a checkpoint says: its architecture, its metadata and every weight's name,
+    dtype, shape and bytes. A flipped bit in a weight changes it (torch's zip reader does not check
+    its CRCs, so such a file would load with changed weights)."""
+    digest = hashlib.sha256(json.dumps({"config": config, "metadata": metadata}, sort_keys=True, default=repr).encode())
+    for name in sorted(state_dict):
+        tensor = state_dict[name].detach().cpu().contiguous()
+        digest.update(f"{name}:{tensor.dtype}:{tuple(tensor.shape)}:".encode())
+        digest.update(tensor.view(-1).view(torch.uint8).numpy().tobytes())
+    return digest.hexdigest()
 
 
 def save_policy(policy: TinyTransformer, path: str | Path, metadata: dict | None = None) -> Path:
-    """Write the weights, the architecture and free-form metadata (plain types only), atomically
-    (``files.write_atomically``: an interrupted save leaves the previous file, never half a file)."""
+    """Write the weights, the architecture, free-form metadata (plain types only) and a checksum of
+    them, atomically (``files.write_atomically``: an interrupted save leaves the previous file, never
+    half a file). The checkpoint is built in memory first, so a full disk is an OSError (ENOSPC),
+    not torch's RuntimeError from inside its zip writer."""
     state = {k: v.detach().cpu() for k, v in policy.state_dict().items()}
-    checkpoint = {"format": CHECKPOINT_FORMAT, "config": asdict(policy.config), "metadata": metadata or {}, "state_dict": state}
-    return write_atomically(path, lambda file: torch.save(checkpoint, file))
+    config, metadata = asdict(policy.config), metadata or {}
+    checkpoint = {
+        "format": CHECKPOINT_FORMAT,
+        "config": config,
+        "metadata": metadata,
+        "state_dict": state,
+        "checksum": contents_checksum(config, metadata, state),
+    }
+    buffer = io.BytesIO()
+    torch.save(checkpoint, buffer)
+    return write_atomically(path, buffer.getvalue())
 
 
 def sha256_of(path: str | Path) -> str:
@@ -329,17 +355,30 @@ def sha256_of(path: str | Path) -> str:
 
 
 def shipped_checksums() -> dict[str, str]:
-    """{file name: SHA-256} of the reference policies in data/reference (written by ``pretrain``)."""
+    """{file name: SHA-256} of the reference policies in data/reference (written by ``pretrain``).
+    A damaged checksums.json (not JSON, NaN, deeply nested, a value that is not a SHA-256) is one
+    ValueError naming the file and what is wrong."""
     if not CHECKSUMS_PATH.is_file():
         return {}
+    restore = f"restore it with `git checkout {CHECKSUMS_PATH.name}` or regenerate the references with: python -m grpo_lab pretrain"
+
+    def refuse(token: str) -> None:
+        raise ValueError(f"it holds {token}, which JSON does not allow")
+
     try:
-        checksums = json.loads(CHECKSUMS_PATH.read_text())
-    except ValueError:
-        raise ValueError(
-            f"{CHECKSUMS_PATH} is not valid JSON: restore it with `git checkout {CHECKSUMS_PATH.name}` "
-            "or regenerate the references with: python -m grpo_lab pretrain"
-        ) from None
-    return checksums if isinstance(checksums, dict) else {}
+        checksums = json.loads(CHECKSUMS_PATH.read_text(encoding="utf-8"), parse_constant=refuse)
+    except RecursionError:
+        raise ValueError(f"{CHECKSUMS_PATH} is not valid: it is nested too deeply; {restore}") from None
+    except ValueError as error:  # JSONDecodeError, UnicodeDecodeError and NaN are ValueErrors
+        raise ValueError(f"{CHECKSUMS_PATH} is not valid JSON ({str(error).splitlines()[0][:80]}): {restore}") from None
+    if not isinstance(checksums, dict):
+        raise ValueError(f"{CHECKSUMS_PATH} is not valid: it holds a JSON {type(checksums).__name__}, not {{file name: SHA-256}}; {restore}")
+    for name, value in checksums.items():
+        if not (isinstance(value, str) and len(value) == 64 and all(c in "0123456789abcdef" for c in value)):
+            raise ValueError(
+                f"{CHECKSUMS_PATH} is not valid: the checksum of {shortened(repr(name))} is {shortened(repr(value))}, not a SHA-256 (64 hex digits); {restore}"
+            )
+    return checksums
 
 
 def record_checksum(path: str | Path) -> Path:
@@ -410,35 +449,81 @@ def weights_problem(state_dict: dict, expected: dict[str, torch.Size]) -> str | 
     return None
 
 
+def architecture_size(config: PolicyConfig) -> tuple[dict[str, torch.Size], dict[str, torch.Size]]:
+    """(shapes of the weights outside the blocks, shapes of one block's weights), from modules on the
+    meta device: nothing is allocated and the cost does not grow with n_layers."""
+    with torch.device("meta"):
+        outer = TinyTransformer(replace(config, n_layers=0)).state_dict()
+        block = Block(config).state_dict()
+    return {name: t.shape for name, t in outer.items()}, {name: t.shape for name, t in block.items()}
+
+
+def expected_shapes(config: PolicyConfig, file_bytes: int) -> dict[str, torch.Size] | str:
+    """{weight name: shape} of the architecture ``config`` names, or what is wrong when a file of
+    ``file_bytes`` cannot hold that many weights (checked first: a header with n_layers=100000
+    would otherwise take minutes to build before it is refused)."""
+    outer, block = architecture_size(config)
+    parameters = sum(s.numel() for s in outer.values()) + config.n_layers * sum(s.numel() for s in block.values())
+    if parameters * SMALLEST_WEIGHT_BYTES > file_bytes:
+        return (
+            f"it does not match the TinyTransformer architecture it names: {', '.join(f'{k}={v}' for k, v in asdict(config).items())} "
+            f"has {parameters:,} weights, more than a file of {file_bytes:,} bytes can hold"
+        )
+    shapes = {name: shape for name, shape in outer.items() if not name.startswith("norm.") and not name.startswith("head.")}
+    for index in range(config.n_layers):
+        shapes.update({f"blocks.{index}.{name}": shape for name, shape in block.items()})
+    shapes.update({name: shape for name, shape in outer.items() if name.startswith(("norm.", "head."))})
+    return shapes
+
+
+def checkpoint_problem(checkpoint: object, file_bytes: int) -> str | None:
+    """What is wrong with a loaded checkpoint (architecture, weights, checksum), or None."""
+    if not isinstance(checkpoint, dict) or checkpoint.get("format") not in (CHECKPOINT_FORMAT, *LEGACY_FORMATS):
+        return f"it is not a grpo-lab policy (no '{CHECKPOINT_FORMAT}' format tag)"
+    needed = ("config", "state_dict", "checksum") if checkpoint["format"] == CHECKPOINT_FORMAT else ("config", "state_dict")
+    absent = [key for key in needed if key not in checkpoint]
+    if absent:
+        return f"it has the format tag but no {' or '.join(repr(key) for key in absent)}"
+    problem = architecture_problem(checkpoint["config"])
+    if problem is not None:
+        return problem
+    expected = expected_shapes(PolicyConfig(**checkpoint["config"]), file_bytes)
+    if isinstance(expected, str):
+        return expected
+    problem = weights_problem(checkpoint["state_dict"], expected)
+    if problem is not None or checkpoint["format"] != CHECKPOINT_FORMAT:
+        return problem
+    if checkpoint["checksum"] != contents_checksum(checkpoint["config"], checkpoint.get("metadata", {}), checkpoint["state_dict"]):
+        return "it is damaged or changed: its contents do not match the checksum saved with them"
+    return None
+
+
 def load_policy(path: str | Path, device: str = "cpu") -> TinyTransformer:
     """Read a file written by ``save_policy``. A missing, corrupt or mismatched file raises one
     ValueError (FileNotFoundError when missing) naming the file and what is wrong with it:
     not a checkpoint, no format tag, no config or state_dict, another vocabulary, a max length
-    too short for the tasks, heads that do not divide the width, weights of the wrong shape,
-    NaN, infinite or huge weights. Shipped reference policies must also match their checksum."""
+    too short for the tasks, heads that do not divide the width, an architecture larger than the
+    file can hold, weights of the wrong shape, NaN, infinite or huge weights, contents that do not
+    match the checksum saved with them. Shipped reference policies must also match checksums.json."""
     path = Path(path)
-    if not path.is_file():
-        raise FileNotFoundError(f"policy file {path} does not exist (regenerate the references with: python -m grpo_lab pretrain)")
+    shown = shortened(str(path))
+    try:
+        exists = path.is_file()
+        file_bytes = path.stat().st_size if exists else 0
+    except OSError as error:  # e.g. a 300-character name: [Errno 36] File name too long
+        raise ValueError(f"policy file {shown} cannot be read: {error.strerror or error}") from None
+    if not exists:
+        raise FileNotFoundError(f"policy file {shown} does not exist (regenerate the references with: python -m grpo_lab pretrain)")
     if path.resolve().parent == CHECKSUMS_PATH.parent.resolve() and path.stem in REFERENCE_NAMES:
         verify_shipped_checksum(path)
     try:
         checkpoint = torch.load(path, map_location="cpu", weights_only=True)
     except Exception as error:
-        raise ValueError(f"policy file {path} is not a readable checkpoint ({type(error).__name__}); it may be corrupt or truncated") from None
-    if not isinstance(checkpoint, dict) or checkpoint.get("format") != CHECKPOINT_FORMAT:
-        raise ValueError(f"policy file {path} is not a grpo-lab policy (no '{CHECKPOINT_FORMAT}' format tag)")
-    absent = [key for key in ("config", "state_dict") if key not in checkpoint]
-    if absent:
-        raise ValueError(f"policy file {path} has the format tag but no {' or '.join(repr(key) for key in absent)}")
-    problem = architecture_problem(checkpoint["config"])
-    if problem is None:
-        config = PolicyConfig(**checkpoint["config"])
-        with torch.device("meta"):  # the shapes the weights must have, without allocating them
-            expected = {name: tensor.shape for name, tensor in TinyTransformer(config).state_dict().items()}
-        problem = weights_problem(checkpoint["state_dict"], expected)
+        raise ValueError(f"policy file {shown} is not a readable checkpoint ({type(error).__name__}); it may be corrupt or truncated") from None
+    problem = checkpoint_problem(checkpoint, file_bytes)
     if problem is not None:
-        raise ValueError(f"policy file {path} cannot be used: {problem}")
-    policy = TinyTransformer(config)
+        raise ValueError(f"policy file {shown} cannot be used: {problem}")
+    policy = TinyTransformer(PolicyConfig(**checkpoint["config"]))
     policy.load_state_dict(checkpoint["state_dict"])
     metadata = checkpoint.get("metadata", {})
     policy.metadata = metadata if isinstance(metadata, dict) else {}

@@ -128,22 +128,39 @@ def write_eval_set(task: Task) -> Path:
 _EVAL_CACHE: dict[str, list[tuple[int, str, int]]] = {}
 
 
+def read_eval_set(task: Task, path: Path) -> list[tuple[int, str, int]]:
+    """The problems in the eval set file ``path``; one ValueError naming the file and what is wrong
+    (not JSON, NaN, nested too deeply, another task, a problem that is not one of ``task``'s)."""
+    restore = f"restore it (git checkout {path.name}) or regenerate it with: python -m grpo_lab pretrain"
+
+    def refuse(token: str) -> None:
+        raise ValueError(f"it holds {token}, which JSON does not allow")
+
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"), parse_constant=refuse)
+    except RecursionError:
+        raise ValueError(f"eval set {path} is not readable (nested too deeply): {restore}") from None
+    except ValueError as error:  # JSONDecodeError, UnicodeDecodeError, NaN
+        reason = "empty" if not path.stat().st_size else str(error).splitlines()[0][:100]
+        raise ValueError(f"eval set {path} is not readable ({reason}): {restore}") from None
+    problems = data.get("problems") if isinstance(data, dict) else None
+    if not isinstance(problems, list) or not problems:
+        raise ValueError(f"eval set {path} is not readable (malformed: no list of problems): {restore}")
+    largest = 10**task.digits
+    for problem in problems:
+        valid = isinstance(problem, list) and len(problem) == 3 and problem[1] in tuple(task.ops)
+        valid = valid and all(type(operand) is int and 0 <= operand < largest for operand in (problem[0], problem[2]))
+        if not valid:
+            raise ValueError(f"eval set {path} is not readable (malformed: {str(problem)[:60]} is not a {task.name} problem): {restore}")
+    return [tuple(problem) for problem in problems]
+
+
 def eval_problems(task: Task) -> list[tuple[int, str, int]]:
     """The task's fixed held-out problems: read from data/eval/ when shipped there, else generated
     with the same seed (so a task we did not ship still gets a stable eval set)."""
     if task.name not in _EVAL_CACHE:
         path = eval_path(task)
-        if path.exists():
-            try:
-                problems = [tuple(p) for p in json.loads(path.read_text())["problems"]]
-            except (ValueError, KeyError, TypeError):
-                raise ValueError(
-                    f"eval set {path} is not readable (empty or malformed): restore it (git checkout {path.name}) "
-                    "or regenerate it with: python -m grpo_lab pretrain"
-                ) from None
-        else:
-            problems = generate_eval_problems(task)
-        _EVAL_CACHE[task.name] = problems
+        _EVAL_CACHE[task.name] = read_eval_set(task, path) if path.exists() else generate_eval_problems(task)
     return _EVAL_CACHE[task.name]
 
 

@@ -1191,6 +1191,9 @@ def evaluate_claim(claim: Claim, results: dict) -> Finding:
             finding = claim.evaluate(results)
     except KeyError as error:  # a --fast grid leaves out cells that some claims compare
         return Finding(f"needs a cell this result does not have ({error.args[0]}); run the full sweep", UNTESTED, "")
+    except (TypeError, ValueError, AttributeError, IndexError, ZeroDivisionError) as error:  # a damaged result that passed the schema
+        remake = "; ".join(f"`python -m grpo_lab sweep {name}`" for name in claim.experiments)
+        return Finding(f"a result it needs holds values its rule cannot read ({type(error).__name__}); remake it with {remake}", UNTESTED, "")
     finding.comparisons = comparisons
     return with_power(finding, claim)
 

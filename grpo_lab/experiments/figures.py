@@ -588,7 +588,13 @@ FIGURES = {
 
 
 def experiment_figure(name: str, result: dict) -> Figure:
-    """The figure of experiment ``name`` drawn from a result dict (run_experiment or load_result)."""
+    """The figure of experiment ``name`` drawn from a result dict (run_experiment or load_result).
+    A result that follows the schema but holds values no figure can draw (a damaged file: a list
+    where a number was, a series cut short) raises one ValueError saying what failed."""
     if name not in FIGURES:
         raise ConfigError("experiment", name, f"choose one of {', '.join(FIGURES)}")
-    return FIGURES[name](result)
+    try:
+        return FIGURES[name](result)
+    except (KeyError, TypeError, AttributeError, IndexError, ValueError) as error:
+        detail = f"{type(error).__name__}: {str(error).splitlines()[0][:120] if str(error) else ''}"
+        raise ValueError(f"the {name} result cannot be drawn ({detail}): remake it with `python -m grpo_lab sweep {name}`") from None

@@ -187,34 +187,86 @@ def run_experiment(
     return rounded(result)
 
 
+def is_number(value: object) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def check_types(where: str, container: dict, types: dict[str, type | tuple[type, ...]]) -> None:
+    """Each key of ``types`` that ``container`` has must hold a value of that type (bool is not a number)."""
+    for key, kind in types.items():
+        value = container.get(key)
+        if key in container and (
+            not isinstance(value, kind) or (isinstance(value, bool) and bool not in (kind if isinstance(kind, tuple) else (kind,)))
+        ):
+            names = " or ".join(k.__name__ for k in (kind if isinstance(kind, tuple) else (kind,)))
+            raise ValueError(f"{where}{key!r} is a {type(value).__name__}, not a {names}")
+
+
 def check_result(result: dict) -> None:
-    """Raise ValueError if ``result`` does not follow the result schema (module docstring)."""
+    """Raise ValueError if ``result`` does not follow the result schema (module docstring): the keys,
+    and the type of every value the figures, the claims and the CLI read, so that a damaged file is
+    refused when it is read, not halfway through drawing it."""
+    if not isinstance(result, dict):
+        raise ValueError(f"it holds a JSON {type(result).__name__}, not a result")
     missing = [key for key in RESULT_KEYS if key not in result]
     if missing:
         raise ValueError(f"result is missing key(s): {', '.join(missing)}")
+    check_types(
+        "",
+        result,
+        {
+            "name": str,
+            "question": str,
+            "command": str,
+            "fast": bool,
+            "seeds": int,
+            "workers": int,
+            "created": str,
+            "wall_time_s": (int, float),
+            "train_defaults": dict,
+            "grid": list,
+            "cells": list,
+            "derived": dict,
+        },
+    )
     check_name(result["name"])
+    if not is_number(result["wall_time_s"]) or result["seeds"] < 1:
+        raise ValueError(f"wall_time_s={result['wall_time_s']!r} and seeds={result['seeds']!r} must be a finite time and a positive count")
     if not result["cells"] or len(result["grid"]) != len(result["cells"]):
         raise ValueError("result must have one grid entry per cell, and at least one cell")
-    for cell in result["cells"]:
+    if not all(isinstance(entry, dict) for entry in result["grid"]):
+        raise ValueError("every grid entry must be a dict")
+    for index, cell in enumerate(result["cells"]):
+        if not isinstance(cell, dict):
+            raise ValueError(f"cell {index} is a {type(cell).__name__}, not a dict")
         missing = [key for key in CELL_KEYS if key not in cell]
         if missing:
             raise ValueError(f"cell {cell.get('label')!r} is missing key(s): {', '.join(missing)}")
+        check_types(f"cell {index}: ", cell, {"label": str, "axes": dict, "config": dict, "per_seed": list, "summary": dict})
         if len(cell["per_seed"]) != result["seeds"]:
             raise ValueError(f"cell {cell['label']!r} has {len(cell['per_seed'])} seeds, the result says {result['seeds']}")
         for entry in cell["per_seed"]:
-            if not {"seed", "status", "metrics"} <= set(entry):
+            if not isinstance(entry, dict) or not {"seed", "status", "metrics"} <= set(entry):
                 raise ValueError(f"cell {cell['label']!r}: a per-seed entry lacks seed, status or metrics")
+            check_types(f"cell {cell['label']!r}, a seed's ", entry, {"seed": int, "status": str, "metrics": dict, "series": dict})
         for metric, stats in cell["summary"].items():
-            if set(stats) != {"mean", "std", "n"}:
+            if not isinstance(stats, dict) or set(stats) != {"mean", "std", "n"}:
                 raise ValueError(f"cell {cell['label']!r}: summary of {metric!r} must have mean, std and n")
+            if (
+                not all(stats[key] is None or is_number(stats[key]) for key in ("mean", "std"))
+                or not isinstance(stats["n"], int)
+                or isinstance(stats["n"], bool)
+            ):
+                raise ValueError(f"cell {cell['label']!r}: summary of {metric!r} must hold numbers (or null), not {stats!r}"[:300])
 
 
-def write_result(name: str, result: dict, directory: str | Path | None = None) -> Path:
+def write_result(name: str, result: dict, directory: str | Path | None = None, path: str | Path | None = None) -> Path:
     """Save a result as NAME.json (in data/results/, or data/results/fast/ for a --fast result,
-    or ``directory``; regimes/REGIME/ under it for a regime other than the gentle one) and return the path."""
-    check_result(result)
-    path = result_path(name, result["fast"], directory, result.get("regime", DEFAULT_REGIME))
+    or ``directory``; regimes/REGIME/ under it for a regime other than the gentle one), or at
+    ``path`` when given (a fallback when the disk filled), and return the path."""
     clean, _ = finite_json(result)  # run_experiment already nulls non-finite numbers; a hand-made result may not
+    check_result(clean)
+    path = Path(path) if path is not None else result_path(name, clean["fast"], directory, clean.get("regime", DEFAULT_REGIME))
     return write_atomically(path, json_text(clean, separators=(",", ":"), ensure_ascii=False))  # compact: data/ stays small
 
 
@@ -254,11 +306,15 @@ def load_result(name: str, fast: bool = False, directory: str | Path | None = No
     remake = f"`python -m grpo_lab sweep {name}{in_regime_flag}" + (" --fast" if fast else "") + "`"
     if not path.is_file():
         raise FileNotFoundError(f"{path} does not exist: make it with {remake}")
+
+    def refuse(token: str) -> None:
+        raise ValueError(f"it holds {token}, which JSON does not allow")
+
     try:
-        result = json.loads(path.read_text(encoding="utf-8"))
-        if not isinstance(result, dict):
-            raise ValueError(f"it holds a JSON {type(result).__name__}, not a result")
+        result = json.loads(path.read_text(encoding="utf-8"), parse_constant=refuse)
         check_result(result)
+    except RecursionError:
+        raise UnreadableResultError(f"{path} is not a readable result (it is nested too deeply): remake it with {remake}") from None
     except (ValueError, KeyError, TypeError) as error:  # JSONDecodeError and UnicodeDecodeError are ValueErrors
         reason = "it is empty" if path.stat().st_size == 0 else str(error).splitlines()[0] or type(error).__name__
         raise UnreadableResultError(f"{path} is not a readable result ({reason}): remake it with {remake}") from None
