@@ -32,6 +32,7 @@ COURSE = (
     "00_start_here",
     "01_why_a_baseline",
     "02_the_group_baseline",
+    "02b_the_loop_by_hand",
     "03_interactive_lab",
     "04_pitfalls",
     "05_grpo_vs_ppo",
