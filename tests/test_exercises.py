@@ -220,3 +220,13 @@ def test_a_lab_prediction_is_compared_with_real_short_runs(capsys):
 )
 def test_the_lab_predictions_have_worked_answers(name, symbol):
     assert isinstance(solution(name, symbol), str)
+
+
+def test_checker_messages_show_inputs_to_float32_precision_without_float_noise(capsys):
+    """0.5 + 1e-6 must not print as 0.5 (the case would look like a tie), nor 2/3 as 0.666700005531311."""
+    from grpo_lab.course.exercises import check_zero_std_groups, format_value
+
+    check_zero_std_groups(lambda rewards: rewards.std(dim=1) < 1e-3)  # a tolerance hides the 1e-6 spread
+    out = capsys.readouterr().out
+    assert "FAIL" in out and "0.500001" in out, out
+    assert format_value(torch.tensor([0.6667])) == "[0.6667]"

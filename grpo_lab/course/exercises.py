@@ -47,9 +47,20 @@ def format_args(args: Sequence) -> str:
 
 
 def format_value(value: object) -> str:
+    """A number or tensor as a learner should read it: 7 significant digits (what float32 holds), so
+    that 0.5 + 1e-6 does not print as 0.5 and float32's 0.6667 does not print as 0.666700005531311."""
     if isinstance(value, torch.Tensor):
-        return str([round(v, 4) for v in value.tolist()]) if value.ndim == 1 else str(torch.round(value, decimals=4).tolist())
+        return str(nested_significant(value.tolist()))
+    if isinstance(value, float):
+        return f"{value:.7g}"
     return repr(value)
+
+
+def nested_significant(values: object) -> object:
+    """Floats, in nested lists, cut to 7 significant digits (a float's repr then shows no float32 noise)."""
+    if isinstance(values, list):
+        return [nested_significant(v) for v in values]
+    return float(f"{values:.7g}") if isinstance(values, float) else values
 
 
 def compare(exercise: str, function: Callable, cases: list[tuple], reference: Callable, hint: str, atol: float = 1e-5) -> None:
