@@ -230,3 +230,12 @@ def test_checker_messages_show_inputs_to_float32_precision_without_float_noise(c
     out = capsys.readouterr().out
     assert "FAIL" in out and "0.500001" in out, out
     assert format_value(torch.tensor([0.6667])) == "[0.6667]"
+
+
+def test_find_the_bug_passes_only_the_batch_mean_line(capsys):
+    from grpo_lab.course.exercises import BUGGY_LINE, check_find_the_bug
+
+    for line in (1, 2, 3, 4, None, 7):
+        check_find_the_bug(line)
+        out = capsys.readouterr().out
+        assert ("PASS" in out) == (line == BUGGY_LINE), (line, out)
