@@ -344,3 +344,22 @@ def test_a_prediction_held_in_a_tensor_or_numpy_number_is_read(prediction, capsy
 def test_a_choice_prediction_that_is_not_text_fails(prediction, capsys):
     exercises.check_prediction("x", prediction, ("rises", "flat"), "rises", "")
     assert only_verdict("x", capsys.readouterr().out) == "FAIL"
+
+
+def test_checker_messages_show_inputs_to_float32_precision_without_float_noise(capsys):
+    """0.5 + 1e-6 must not print as 0.5 (the case would look like a tie), nor 2/3 as 0.666700005531311."""
+    from grpo_lab.course.exercises import check_zero_std_groups, format_value
+
+    check_zero_std_groups(lambda rewards: rewards.std(dim=1) < 1e-3)  # a tolerance hides the 1e-6 spread
+    out = capsys.readouterr().out
+    assert "FAIL" in out and "0.500001" in out, out
+    assert format_value(torch.tensor([0.6667])) == "[0.6667]"
+
+
+def test_find_the_bug_passes_only_the_batch_mean_line(capsys):
+    from grpo_lab.course.exercises import BUGGY_LINE, check_find_the_bug
+
+    for line in (1, 2, 3, 4, None, 7):
+        check_find_the_bug(line)
+        out = capsys.readouterr().out
+        assert ("PASS" in out) == (line == BUGGY_LINE), (line, out)

@@ -31,12 +31,20 @@ NOTEBOOKS = course_notebooks()
 COURSE = (
     "00_start_here",
     "01_why_a_baseline",
+    "01b_variance_and_offset",
     "02_the_group_baseline",
+    "02b_the_loop_by_hand",
+    "02c_the_small_print",
     "03_interactive_lab",
-    "04_pitfalls",
-    "05_grpo_vs_ppo",
+    "04a_small_groups",
+    "04b_sigma_to_zero",
+    "04c_batch_and_tiny_groups",
+    "05a_the_critic",
+    "05b_grpo_vs_ppo",
+    "05c_sampling_cost",
     "06_interview_drill",
     "06_interview_drill_zh",
+    "08_appendix_full_measurements",
 )
 # a notebook should finish in ~90 s in fast mode on 2 cores; this limit only catches a hang on a loaded CI box
 NOTEBOOK_TIMEOUT_S = 300
@@ -100,3 +108,55 @@ def test_course_map_quotes_the_measured_run_times():
     cells = [c for c in read(NOTEBOOKS_DIR / "00_start_here.ipynb").cells if TIMES_TAG in c.metadata.get("tags", [])]
     assert len(cells) == 1
     assert cells[0].source == times_table(json.loads(TIMES_PATH.read_text())), "run: python scripts/notebook_tools.py time"
+
+
+# the main path: every unit a learner reads from 00 to the final answer (03's study plan is its owner's)
+MAIN_PATH = tuple(name for name in COURSE if not name.startswith(("03_", "06_", "08_")))
+PROSE_WORDS_LIMIT = 1550  # issue 22: "no notebook on the main path carries more than about 1,500 words of prose"
+GLOSSARY = NOTEBOOKS_DIR / "glossary.md"
+
+
+def prose_words(notebook: nbformat.NotebookNode) -> int:
+    """Words in the markdown cells, less the run-time table generated from data/course (data, not prose)."""
+    return sum(len(cell.source.split()) for cell in notebook.cells if cell.cell_type == "markdown" and TIMES_TAG not in cell.metadata.get("tags", []))
+
+
+@pytest.mark.parametrize("name", MAIN_PATH)
+def test_a_main_path_unit_carries_at_most_about_1500_words_of_prose(name):
+    words = prose_words(read(NOTEBOOKS_DIR / f"{name}.ipynb"))
+    assert words <= PROSE_WORDS_LIMIT, f"{name} has {words} words of prose (limit {PROSE_WORDS_LIMIT}): split it or move findings to an appendix"
+
+
+@pytest.mark.parametrize("name", [name for name in MAIN_PATH if name != "00_start_here"])
+def test_a_unit_opens_with_goals_prerequisites_and_study_time_and_closes_with_a_recap_and_self_check(name):
+    markdown = [cell.source for cell in read(NOTEBOOKS_DIR / f"{name}.ipynb").cells if cell.cell_type == "markdown"]
+    opening, closing = markdown[0], markdown[-1]
+    for marker in ("**Learning goals**", "**Prerequisites:**", "**Study time:**", "](glossary.md)"):
+        assert marker in opening, f"{name}'s first cell lacks {marker}"
+    assert closing.startswith("## Recap") and "**Self-check**" in closing, f"{name} must end with a recap and its self-check questions"
+    questions = re.findall(r"^\d\. ", closing.split("**Self-check**")[1], flags=re.MULTILINE)
+    assert len(questions) == 3, f"{name} has {len(questions)} self-check questions, expected 3"
+
+
+def tabulated_metrics(notebook: nbformat.NotebookNode) -> set[str]:
+    """The metric names a notebook's code prints in tables (print_table's list) or quotes (stat's third argument)."""
+    names: set[str] = set()
+    for cell in notebook.cells:
+        if cell.cell_type == "code":
+            for listed in re.findall(r"print_table\([^,]+,\s*\[([^\]]*)\]", cell.source):
+                names |= set(re.findall(r'"([^"]+)"', listed))
+            names |= set(re.findall(r'stat\([^,]+,\s*[^,]+,\s*"([\w.=]+)"\)', cell.source))
+    return names
+
+
+def test_every_metric_the_course_tabulates_is_in_the_glossary():
+    entries = set(re.findall(r"`([\w.={}]+)`", GLOSSARY.read_text(encoding="utf-8")))
+    entries |= {name.replace("{baseline}", "{b}") for name in entries}  # net_snr.{b}: the notebook's f-string
+    missing = {
+        f"{path.stem}: {metric}"
+        for path in NOTEBOOKS
+        if path.stem in MAIN_PATH
+        for metric in tabulated_metrics(read(path))
+        if re.sub(r"G=\d+", "G=g", metric) not in entries
+    }
+    assert not missing, f"metrics printed but not in notebooks/glossary.md: {sorted(missing)}"

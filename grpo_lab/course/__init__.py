@@ -3,6 +3,8 @@
 ``notebook``        fast mode, the notebook clock, figures and cached results (re-exported here:
                     ``from grpo_lab.course import start_notebook, pick, show, load_or_run, fmt``)
 ``exercises``       the exercises' checkers (PASS / FAIL / NOT ATTEMPTED)
+``hand_loop``       the GRPO step written by hand (notebook 02b): its loop and its match with train()
+``final_answer``    the course's three-sentence answer and its summary figure (notebook 05c)
 ``widgets``         the advantage calculator and self-check quizzes
 ``drill``           the interview drill's evidence and quiz (notebooks 06, English and Chinese)
 ``drill_answers``   the drill's model answers, follow-ups and reading list

@@ -75,12 +75,13 @@ def format_args(args: Sequence) -> str:
 
 
 def format_value(value: object) -> str:
-    """A tensor as (nested) lists rounded to 4 decimals; anything else as its (cut) repr."""
+    """A number or tensor as a learner should read it: 7 significant digits (what float32 holds), so
+    that 0.5 + 1e-6 does not print as 0.5 and float32's 0.6667 does not print as 0.666700005531311;
+    anything else as its (cut) repr."""
     if isinstance(value, torch.Tensor):
-        numbers = value.detach().cpu()
-        if numbers.is_floating_point():
-            numbers = torch.round(numbers.double(), decimals=4)
-        return shown(numbers.tolist())
+        return shown(nested_significant(value.detach().cpu().tolist()))
+    if isinstance(value, float):
+        return f"{value:.7g}"
     return shown(value)
 
 
@@ -134,6 +135,13 @@ def as_number(value: object) -> float | str:
     if not math.isfinite(number):
         return f"{number}, not a finite number"
     return number
+
+
+def nested_significant(values: object) -> object:
+    """Floats, in nested lists, cut to 7 significant digits (a float's repr then shows no float32 noise)."""
+    if isinstance(values, list):
+        return [nested_significant(v) for v in values]
+    return float(f"{values:.7g}") if isinstance(values, float) else values
 
 
 def compare(exercise: str, function: Callable, cases: list[tuple], reference: Callable, hint: str, atol: float = 1e-5) -> None:
@@ -549,3 +557,40 @@ def check_run_prediction(
     steps = next(iter(configs.values())).steps
     evidence = f"{metric} ({summary} over a {steps}-step run, seed {next(iter(configs.values())).seed}): {first} {a:.3g}, {second} {b:.3g}"
     return check_prediction(exercise, prediction, (first, second, same), measured, evidence)
+
+
+# --- exercise 02b: find the bug in a GRPO loss ---------------------------------------------------
+
+BUGGY_LOSS_LINES = (
+    "advantages = (rewards - rewards.mean()) / (rewards.std() + 1e-4)  # rewards [P, G]",
+    "token_advantages = advantages.reshape(-1, 1) * mask  # [P*G, La]",
+    "ratio = torch.exp(logprobs - logprobs.detach())",
+    "loss = -((ratio * token_advantages).sum(dim=1) / mask.sum(dim=1).clamp(min=1)).mean()",
+)
+BUGGY_LINE = 1  # the batch's mean and std instead of each group's
+
+
+def check_find_the_bug(bug_line: int | None) -> None:
+    """Exercise 02b: which line of BUGGY_LOSS_LINES (1-4) is wrong? The verdict shows what the bug
+    does to two groups, one all right but one answer, one all wrong but one answer."""
+    exercise = "02b_find_the_bug"
+    if bug_line is None:
+        return verdict(exercise, NOT_ATTEMPTED, "set bug_line to 1, 2, 3 or 4")
+    if bug_line not in (1, 2, 3, 4):
+        return verdict(exercise, FAIL, f"bug_line={bug_line!r} is not one of 1, 2, 3, 4")
+    rewards = torch.tensor([[1.0, 1.0, 1.0, 0.0], [0.0, 0.0, 0.0, 1.0]])
+    buggy = (rewards - rewards.mean()) / (rewards.std() + 1e-4)
+    right = compute_advantages(rewards, "zscore")
+    evidence = (
+        f"for the groups {format_value(rewards)} line 1 gives {format_value(buggy)}, each group on its own gives {format_value(right)}: "
+        "with the batch's mean (0.5), every answer of the mostly-right group counts as good and every answer of the mostly-wrong one as bad, "
+        "so the update pushes on which prompt was easy, not on which answer was better"
+    )
+    if bug_line == BUGGY_LINE:
+        return verdict(exercise, PASS, f"line 1 centres and scales by the whole batch, not by each group (dim=1, keepdim=True): {evidence}")
+    why_fine = {
+        2: "line 2 gives every token of answer i its answer's advantage and 0 after the answer ends, as GRPO does",
+        3: "line 3 is the ratio with the sampling policy equal to this one: its value is 1 and its gradient is the score, as wanted",
+        4: "line 4 is GRPO's aggregation: each answer's token mean, then the mean over answers",
+    }
+    return verdict(exercise, FAIL, f"{why_fine[bug_line]}. Hint: look at which rewards each mean and std is taken over")

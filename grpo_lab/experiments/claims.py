@@ -352,13 +352,14 @@ def sigma_explodes(r: dict) -> Finding:
     failed_exact = stat(r, name, "exact, eps=0, add", "failed")
     share_small = stat(r, name, "noisy, eps=0, add", "probe_no_signal_share")
     share_large = stat(r, name, "noisy, eps=0.1, add", "probe_no_signal_share")
+    noise = next(c for c in r[name]["cells"] if c["label"] == "noisy, eps=0, add")["config"]["train"]["reward_noise"]
     exploded = largest is not None and largest > 10 * bound
     nan = (failed_exact["mean"] or 0) > 0
     amplified = share_small["mean"] is not None and share_large["mean"] is not None and share_small["mean"] > 10 * share_large["mean"]
     evidence = (
         f"largest |advantage| in any run: {largest:.3g}, in '{top['label']}' (the z-score's bound (G-1)/√G = {bound:.3g} for G={G}; "
         f"runs above it: {'; '.join(repr(label) for label in above) if above else 'none'}); exact rewards, "
-        f"eps=0: {fmt(failed_exact, percent=True)} of runs stopped on 0/0; noisy rewards (σ_noise={r[name]['cells'][-1]['config']['train'].get('reward_noise', 0):g}): "
+        f"eps=0: {fmt(failed_exact, percent=True)} of runs stopped on 0/0; noisy rewards (σ_noise={noise:g}): "
         f"share of |advantage| on groups with no right/wrong spread {fmt(share_small)} at eps=0 vs {fmt(share_large)} at eps=0.1"
     )
     verdict = HOLDS if exploded else PARTLY if nan or amplified else FAILS
@@ -583,7 +584,7 @@ def grpo_stability(r: dict) -> Finding:
     explanation = (
         f"With enough samples GRPO's curve falls back {worded(enough, 'more than', 'less than', 'about as much as')} PPO's. "
         f"With few samples per step (32), GRPO at G=2 ends {worded(scarce, 'above', 'below', 'within noise of')} PPO with a critic; "
-        "row 13 shows how much of PPO's side is the critic's values and how much the batch-wide whitening over different prompts."
+        "the [critic-per-response] finding shows how much of PPO's side is the critic's values and how much the batch-wide whitening over different prompts."
     )
     return Finding(evidence, verdict, explanation)
 
@@ -830,7 +831,7 @@ def two_grpo(r: dict) -> Finding:
         "that G=2's larger gradient variance is handled through the batch size (more prompts per batch). Two budgets give 12.5%: "
         "the same prompts per step and the same steps (the 'equal prompts' rows, which decide this verdict), or every prompt "
         "visited as often with 8x the prompts per batch and 1/8 of the steps (the budget reading above, where the experiment "
-        "has that cell). Which batch sizes the paper used was not checked against its experimental section here."
+        "has that cell)."
         + ("" if protocol is None else " On this toy, learning is limited by the number of Adam steps, which the budget reading cuts by 8.")
     )
     return Finding(evidence, verdict, explanation)
