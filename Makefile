@@ -12,6 +12,8 @@ START_NOTEBOOK := notebooks/00_start_here.ipynb
 # minutes (kernels with a tab still open are kept, however long the class talks)
 VOILA_CULLING := --MappingKernelManager.cull_idle_timeout=300 --MappingKernelManager.cull_interval=60 \
 	--MappingKernelManager.cull_connected=False
+# the classroom page leaves out the cells tagged voila-skip (the prediction checks train seven runs)
+VOILA_PAGE := --Voila.config_file_paths=grpo_lab/lab/voila_page
 # Jupyter refuses to run as root unless told to (containers and CI machines often run as root)
 ALLOW_ROOT := $(if $(filter 0,$(shell id -u)),--ServerApp.allow_root=True,)
 
@@ -42,7 +44,7 @@ start: install
 
 voila: install
 	@echo "Voila on http://$(GRPO_LAB_HOST):$(GRPO_LAB_PORT)/ (no token: anyone who can reach that address can use it)"
-	$(BIN)/voila --Voila.ip=$(GRPO_LAB_HOST) --port=$(GRPO_LAB_PORT) $(VOILA_CULLING) notebooks/03_interactive_lab.ipynb
+	$(BIN)/voila --Voila.ip=$(GRPO_LAB_HOST) --port=$(GRPO_LAB_PORT) $(VOILA_CULLING) $(VOILA_PAGE) notebooks/03_interactive_lab.ipynb
 
 test: install-dev
 	$(BIN)/python -m pytest

@@ -39,7 +39,6 @@ class ViewTicker:
 
 
 STATUS_WORDS = {"waiting": "Starting", "running": "Running", "finished": "Finished", "failed": "Failed", "stopped": "Stopped"}
-COLORS = tuple(f"C{index}" for index in range(10))  # matplotlib's default colour cycle
 # an "i" in a circle drawn with CSS: the ⓘ character (U+24D8) is missing from many machines' fonts
 NOTE_MARK = (
     "<span style='display:inline-block;width:1.15em;height:1.15em;line-height:1.15em;border:1.5px solid currentColor;"
@@ -48,3 +47,16 @@ NOTE_MARK = (
 
 
 BAR_STYLES = {"waiting": "info", "running": "info", "finished": "success", "failed": "danger", "stopped": "warning"}
+
+# The page's own styles (one HTML widget with a <style>): 16 px text for the back row, readouts wide
+# enough for "1e-04", a focus ring that shows on Run, a selected baseline that stands out (white on
+# Okabe-Ito blue, 5.3:1), and in JupyterLab's dark theme the plot inverted (hues kept), not a white slab.
+PAGE_CSS = """<style>
+.grpo-lab, .grpo-lab .widget-label, .grpo-lab .widget-readout, .grpo-lab .widget-html-content,
+.grpo-lab .jupyter-button, .grpo-lab .lm-TabBar-tabLabel, .grpo-lab input { font-size: 16px; }
+.grpo-lab .widget-readout { min-width: 5.5em; overflow: visible; }
+.grpo-lab .jupyter-button:focus-visible, .grpo-lab .lm-TabBar-tab:focus-visible, .grpo-lab input:focus-visible {
+  outline: 3px solid #E69F00; outline-offset: 2px; }
+.grpo-lab .widget-toggle-button.mod-active { background: #0072B2; color: #fff; }
+body[data-jp-theme-light="false"] .grpo-lab img.grpo-plot { filter: invert(0.9) hue-rotate(180deg); }
+</style>"""
