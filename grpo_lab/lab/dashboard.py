@@ -27,6 +27,7 @@ from .controls import (
     MAX_SEEDS,
     PRESETS,
     RefusesOutOfRange,
+    allowed_values,
     build_controls,
     config_from_controls,
     css_class,
@@ -37,6 +38,21 @@ from .controls import (
 from .describe import EPSILON_BASELINES, EPSILON_KNOBS, explain_run, format_value, plot_summary, run_label
 from .runs import LabRun, lab_measure_every, warm_up_torch
 from .view import BAR_STYLES, NOTE_MARK, PAGE_CSS, STATUS_WORDS, ViewTicker
+
+
+def within_control_ranges(values: dict, base: TrainConfig) -> list[str]:
+    """Drop from ``values`` (TrainConfig values from a page address) those outside the range of the
+    lab's control (steps 5 to 500, ...); one line for each dropped."""
+    probes = build_controls(base)
+    problems = []
+    for knob, value in list(values.items()):
+        probes[knob].value = value  # refused, not clamped, when outside the range (RefusesOutOfRange)
+        if probes[knob].value != value:
+            problems.append(f"{knob} = {format_value(value)} in the page address is outside the lab's range: allowed {allowed_values(probes[knob])}")
+            del values[knob]
+    for probe in probes.values():
+        probe.close()
+    return problems
 
 
 class GRPOLab:
@@ -69,6 +85,7 @@ class GRPOLab:
         self.link_base = TrainConfig(**config_values).validate()  # what a page address is measured against
         query = classroom.page_query() if page_query is None else page_query
         from_page, page_seeds, page_problems = classroom.settings_from_query(query, self.link_base)
+        page_problems += within_control_ranges(from_page, self.link_base)
         config = TrainConfig(**{**config_values, **from_page}).validate()
         measure_every = {name: lab_measure_every(config.steps) for name in ("eval_every", "probe_every") if name not in config_values}
         self.base_config = replace(config, **measure_every).validate()
