@@ -303,7 +303,7 @@ class LiveRunFigure:
         handles = [Line2D([], [], color=run.color, marker=run.marker, ms=9, lw=3, alpha=FADED_ALPHA + 0.2 if run.faded else 1.0) for run in runs]
         labels = [f"{run.tag}: {run.label}" if run.tag else run.label for run in runs]
         # right under the bottom panels' axis labels, two columns; png() crops the picture below it
-        below_labels = 0.36 - 3.6 * LIVE_FONT_SIZES["label"] / 72 * self.dpi / self.height_px
+        below_labels = 0.36 - 3.0 * LIVE_FONT_SIZES["label"] / 72 * self.dpi / self.height_px
         self._legend = self.figure.legend(
             handles,
             labels,

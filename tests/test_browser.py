@@ -16,6 +16,8 @@ from pathlib import Path
 import pytest
 from browser_helpers import ARTIFACTS, CHROMIUM, chromium_page, serve
 
+from grpo_lab.live_figure import LIVE_FONT_SIZES
+
 pytestmark = [
     pytest.mark.browser,
     pytest.mark.skipif(not Path(CHROMIUM).exists(), reason=f"no Chromium at {CHROMIUM} (apt-get install chromium; .ci/run does)"),
@@ -142,27 +144,34 @@ def test_voila_serves_the_lab_and_the_slider_reruns(tmp_path):
         exercise_dashboard(page, "voila_lab.png")
 
 
-CLASSROOM_SCREEN = {"width": 1440, "height": 900}
+CLASSROOM_SCREENS = ({"width": 1440, "height": 900}, {"width": 1280, "height": 720}, {"width": 1024, "height": 768})
 FIRST_SCREEN_PARTS = (".grpo-group-size", ".grpo-std-eps", ".grpo-baseline", ".grpo-run", ".grpo-stop", ".grpo-status", "img.grpo-plot")
+TICK_PX_IN_PNG = LIVE_FONT_SIZES["tick"] * 96 / 72  # the figure is drawn at 96 dpi: points -> pixels of the PNG
 
 
-def test_voila_shows_controls_and_plot_on_the_first_screen(tmp_path):
-    with serve("voila", tmp_path) as url, chromium_page(**CLASSROOM_SCREEN) as page, screenshot_on_failure(page, "voila_first_screen_failure.png"):
+def parts_off_screen(page, screen: dict, selectors) -> dict:
+    """The selectors whose first element is not wholly inside the ``screen`` (scrolled to the top)."""
+    outside = {}
+    for selector in selectors:
+        box = page.locator(selector).first.bounding_box()
+        if box is None or box["y"] < 0 or box["y"] + box["height"] > screen["height"] or box["x"] + box["width"] > screen["width"]:
+            outside[selector] = box
+    return outside
+
+
+@pytest.mark.parametrize("screen", CLASSROOM_SCREENS, ids=lambda screen: f"{screen['width']}x{screen['height']}")
+def test_voila_fits_controls_plot_and_status_on_one_projector_screen(tmp_path, screen):
+    name = f"voila_first_screen_{screen['width']}x{screen['height']}"
+    with serve("voila", tmp_path) as url, chromium_page(**screen) as page, screenshot_on_failure(page, f"{name}_failure.png"):
         page.goto(url, timeout=RUN_SECONDS)
         page.wait_for_function(LAST_FINISHED_RUN, timeout=RUN_SECONDS)  # the plot has its legend, and its final size
         page.evaluate("() => window.scrollTo(0, 0)")
-        outside = {}
-        for selector in FIRST_SCREEN_PARTS:
-            box = page.locator(selector).first.bounding_box()
-            if (
-                box is None
-                or box["y"] < 0
-                or box["y"] + box["height"] > CLASSROOM_SCREEN["height"]
-                or box["x"] + box["width"] > CLASSROOM_SCREEN["width"]
-            ):
-                outside[selector] = box
         ARTIFACTS.mkdir(parents=True, exist_ok=True)
-        page.screenshot(path=str(ARTIFACTS / "voila_first_screen.png"))
-        assert outside == {}, f"not within the first {CLASSROOM_SCREEN} screen: {outside}"
-        plot = page.locator("img.grpo-plot").bounding_box()
-        assert plot["width"] >= 600, plot  # readable from the back of the room, not shrunk to fit
+        page.screenshot(path=str(ARTIFACTS / f"{name}.png"))
+        assert parts_off_screen(page, screen, FIRST_SCREEN_PARTS) == {}
+        shown = page.locator("img.grpo-plot").evaluate("img => img.clientWidth / img.naturalWidth")
+        if screen["width"] >= 1280:  # at 1024 px the plot beside the controls is about 460 px wide: ticks about 11 px
+            assert TICK_PX_IN_PNG * shown >= 16, f"plot ticks {TICK_PX_IN_PNG * shown:.1f} px at display size"
+        page.get_by_role("tab", name="Advanced").click()  # a tab, not an accordion: Run and the status stay put
+        assert parts_off_screen(page, screen, (".grpo-run", ".grpo-status", "img.grpo-plot")) == {}
+        assert page.get_by_text("Using 1 threads").count() == 0 and page.get_by_text("GRPO_LAB_FAST").count() == 0
