@@ -175,3 +175,61 @@ def test_voila_fits_controls_plot_and_status_on_one_projector_screen(tmp_path, s
         page.get_by_role("tab", name="Advanced").click()  # a tab, not an accordion: Run and the status stay put
         assert parts_off_screen(page, screen, (".grpo-run", ".grpo-status", "img.grpo-plot")) == {}
         assert page.get_by_text("Using 1 threads").count() == 0 and page.get_by_text("GRPO_LAB_FAST").count() == 0
+
+
+FOCUSED = """() => {
+    const element = document.activeElement;
+    if (!element || element === document.body) return null;
+    const part = [...element.classList, ...(element.closest('[class*="grpo-"]') || {classList: []}).classList].find(c => c.startsWith('grpo-')) || '';
+    return {part, role: element.getAttribute('role') || element.tagName.toLowerCase(),
+            name: element.getAttribute('aria-label') || element.textContent.trim().slice(0, 40),
+            outline: parseFloat(getComputedStyle(element).outlineWidth) || 0};
+}"""
+
+
+def tab_through(page, presses: int) -> list[dict]:
+    """Press Tab ``presses`` times from the top of the page; what had the focus after each press."""
+    page.evaluate("() => document.activeElement && document.activeElement.blur()")
+    focused = []
+    for _ in range(presses):
+        page.keyboard.press("Tab")
+        element = page.evaluate(FOCUSED)
+        if element:
+            focused.append(element)
+    return focused
+
+
+def test_voila_keyboard_reaches_every_control_and_screen_readers_hear_names_and_values(tmp_path):
+    with serve("voila", tmp_path) as url, chromium_page() as page, screenshot_on_failure(page, "voila_accessibility_failure.png"):
+        page.goto(url + "?group_size=4&baseline=mean", timeout=RUN_SECONDS)  # a teacher's link
+        page.wait_for_function(LAST_FINISHED_RUN, timeout=RUN_SECONDS)
+        assert "G=4, mean" in page.locator(".grpo-status").text_content()  # the link's settings were used
+
+        group_size = page.locator(".grpo-group-size [role=slider]")
+        assert (group_size.get_attribute("aria-label"), group_size.get_attribute("aria-valuetext")) == ("group size G", "4")
+        assert page.locator(".grpo-std-eps [role=slider]").get_attribute("aria-valuetext") == "1e-4"
+        pressed = {button.inner_text(): button.get_attribute("aria-pressed") for button in page.locator(".grpo-baseline button").all()}
+        assert pressed["mean only"] == "true" and pressed["z-score"] == "false", pressed
+        assert page.locator(".grpo-baseline").get_attribute("aria-label") == "baseline"
+        assert page.locator(".grpo-status").get_attribute("aria-live") == "polite"
+        assert "held-out accuracy" in page.locator(".grpo-summary").text_content()
+        assert "held-out accuracy" in page.locator("img.grpo-plot").get_attribute("alt")
+        icons = "button => [...button.querySelectorAll('i')].filter(i => [...i.classList].some(c => /^fa-.+/.test(c))).length"
+        for button in page.locator(".grpo-lab button").all():
+            assert button.inner_text().strip() and button.evaluate(icons) == 0  # named, no icon glyphs
+
+        focused = tab_through(page, 40)
+        parts = [element["part"] for element in focused]
+        for part in ("grpo-run", "grpo-stop", "grpo-new-seed", "grpo-group-size", "grpo-std-eps", "grpo-baseline"):
+            assert part in parts, (part, focused)
+        assert next(element for element in focused if element["part"] == "grpo-run")["outline"] >= 2  # a visible focus ring
+        advanced = next(element for element in focused if element["role"] == "tab" and element["name"] == "Advanced")
+        assert advanced, focused
+        page.get_by_role("tab", name="Advanced").focus()
+        page.keyboard.press("Enter")
+        page.locator(".grpo-reward-offset").wait_for(state="visible", timeout=10_000)
+        offset = page.locator(".grpo-reward-offset [role=slider]")
+        offset.focus()
+        assert offset.get_attribute("aria-label") == "reward offset"
+        ARTIFACTS.mkdir(parents=True, exist_ok=True)
+        page.screenshot(path=str(ARTIFACTS / "voila_advanced_tab.png"))

@@ -37,7 +37,7 @@ from .controls import (
 )
 from .describe import EPSILON_BASELINES, EPSILON_KNOBS, explain_run, format_value, plot_summary, run_label
 from .runs import LabRun, lab_measure_every, warm_up_torch
-from .view import BAR_STYLES, NOTE_MARK, PAGE_CSS, STATUS_WORDS, ViewTicker
+from .view import BAR_STYLES, NOTE_MARK, PAGE_EXTRAS, STATUS_WORDS, ViewTicker
 
 
 def within_control_ranges(values: dict, base: TrainConfig) -> list[str]:
@@ -219,7 +219,7 @@ class GRPOLab:
         # screen; on a narrower page the plot wraps under the controls
         page = widgets.Box([controls, plot], layout=widgets.Layout(display="flex", flex_flow="row wrap", align_items="flex-start", width="100%"))
         page.add_class("grpo-lab")
-        return widgets.VBox([widgets.HTML(PAGE_CSS), page])
+        return widgets.VBox([widgets.HTML(PAGE_EXTRAS), page])
 
     def _repr_mimebundle_(self, **kwargs):
         return self.widget._repr_mimebundle_(**kwargs)
