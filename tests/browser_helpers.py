@@ -112,9 +112,9 @@ def stop_server(process: subprocess.Popen) -> None:
 
 
 @contextmanager
-def serve(kind: str, workdir: Path, fast: bool = True):
+def serve(kind: str, workdir: Path, fast: bool = True, voila_skip: bool = True):
     """Start ``kind`` ('lab' or 'voila') on a copy of the lab notebook under ``workdir``, in fast mode
-    unless not ``fast``; yields the URL that opens the notebook (with the token for JupyterLab).
+    unless not ``fast``; Voila leaves out the cells tagged voila-skip unless not ``voila_skip``; yields the URL that opens the notebook (with the token for JupyterLab).
     Always shuts it down."""
     root = workdir / "course"
     (root / "notebooks").mkdir(parents=True)
@@ -149,8 +149,9 @@ def serve(kind: str, workdir: Path, fast: bool = True):
             f"--Voila.port={port}",
             "--Voila.port_retries=0",
             "--show_tracebacks=True",
-            f"--Voila.config_file_paths={VOILA_PAGE_CONFIG}",  # as `make voila`: the voila-skip cells left out
         ]
+        if voila_skip:
+            command.append(f"--Voila.config_file_paths={VOILA_PAGE_CONFIG}")  # as `make voila`: the voila-skip cells left out
         ready, url = None, f"http://127.0.0.1:{port}/"  # Voila runs the notebook on every page request: wait for the port only
     else:
         raise ValueError(f"kind={kind!r} is not valid: choose lab or voila")
