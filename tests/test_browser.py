@@ -233,3 +233,13 @@ def test_voila_keyboard_reaches_every_control_and_screen_readers_hear_names_and_
         assert offset.get_attribute("aria-label") == "reward offset"
         ARTIFACTS.mkdir(parents=True, exist_ok=True)
         page.screenshot(path=str(ARTIFACTS / "voila_advanced_tab.png"))
+
+
+def test_voila_dark_theme_shows_the_plot_dark_not_a_white_slab(tmp_path):
+    with serve("voila", tmp_path) as url, chromium_page() as page, screenshot_on_failure(page, "voila_dark_failure.png"):
+        page.goto(url + "?theme=dark", timeout=RUN_SECONDS)
+        page.wait_for_selector("img.grpo-plot", state="visible", timeout=RUN_SECONDS)
+        assert page.evaluate("() => document.body.dataset.jpThemeLight") == "false"
+        assert "invert" in page.locator("img.grpo-plot").evaluate("img => getComputedStyle(img).filter")
+        ARTIFACTS.mkdir(parents=True, exist_ok=True)
+        page.screenshot(path=str(ARTIFACTS / "voila_dark.png"))
