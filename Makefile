@@ -15,6 +15,8 @@ VOILA_CULLING := --MappingKernelManager.cull_idle_timeout=300 --MappingKernelMan
 # the JupyterHub route (deploy/jupyterhub/jupyterhub_config.py): its proxy comes from npm, pinned
 HUB_PROXY_VERSION := 5.3.0
 HUB_PROXY := build/hub-proxy/node_modules/.bin/configurable-http-proxy
+# the classroom page leaves out the cells tagged voila-skip (the prediction checks train seven runs)
+VOILA_PAGE := --Voila.config_file_paths=grpo_lab/lab/voila_page
 # Jupyter refuses to run as root unless told to (containers and CI machines often run as root)
 ALLOW_ROOT := $(if $(filter 0,$(shell id -u)),--ServerApp.allow_root=True,)
 
@@ -45,7 +47,7 @@ start: install
 
 voila: install
 	@echo "Voila on http://$(GRPO_LAB_HOST):$(GRPO_LAB_PORT)/ (no token: anyone who can reach that address can use it)"
-	$(BIN)/voila --Voila.ip=$(GRPO_LAB_HOST) --port=$(GRPO_LAB_PORT) $(VOILA_CULLING) notebooks/03_interactive_lab.ipynb
+	$(BIN)/voila --Voila.ip=$(GRPO_LAB_HOST) --port=$(GRPO_LAB_PORT) $(VOILA_CULLING) $(VOILA_PAGE) notebooks/03_interactive_lab.ipynb
 
 # every student their own lab: a local JupyterHub (any name logs in, no password checked) whose
 # students each get a server that opens the lab in Voila; its database and homes live in build/hub

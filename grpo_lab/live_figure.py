@@ -24,7 +24,7 @@ from matplotlib.ticker import Formatter, FuncFormatter
 
 from .plots import X_LABELS, save_figure, series
 
-LIVE_FONT_SIZES = {"title": 13, "label": 12, "tick": 11, "legend": 12}  # readable on a projector
+LIVE_FONT_SIZES = {"title": 17, "label": 16, "tick": 16, "legend": 16}  # points at dpi 96, one point a CSS pixel at 100%: readable on a projector
 FADED_ALPHA = 0.3  # earlier runs stay on the plot, faded
 HISTOGRAM_BINS = 41
 
@@ -42,6 +42,8 @@ class RunCurves:
     color: str
     faded: bool = False
     live: bool = False
+    marker: str = "o"  # with the colour, tells this run apart without colour vision (plots.run_style)
+    tag: str = ""  # a short name written at the end of its accuracy curve ("run 3"), also in the legend
 
 
 def seed_band(histories: list[list[dict]], key: str, x_key: str = "step", positive: bool = False):
@@ -103,12 +105,13 @@ class LiveRunFigure:
     }
     LOG_PANELS = ("variance", "adv_max")
 
-    def __init__(self, width_px: int = 1040, height_px: int = 720, dpi: int = 80):
+    def __init__(self, width_px: int = 900, height_px: int = 900, dpi: int = 96):
         self.dpi, self.width_px, self.height_px = dpi, width_px, height_px
+        self.dark = False  # drawn for a dark page: set_dark()
         self.figure = Figure(figsize=(width_px / dpi, height_px / dpi), dpi=dpi)
         self.canvas = FigureCanvasAgg(self.figure)
         # fixed margins instead of a layout engine: the layout would be recomputed on every frame
-        self.figure.subplots_adjust(left=0.07, right=0.93, bottom=0.23, top=0.955, wspace=0.42, hspace=0.45)
+        self.figure.subplots_adjust(left=0.1, right=0.9, bottom=0.36, top=0.955, wspace=0.75, hspace=0.45)
         self._crop_height = height_px  # rows of the PNG down to the legend's bottom edge (set at every full draw)
         grid = self.figure.subplots(2, 2)
         self.panels = {"reward": grid[0, 0], "variance": grid[0, 1], "zero_std": grid[1, 0], "histogram": grid[1, 1]}
@@ -134,17 +137,17 @@ class LiveRunFigure:
     def _style(self) -> None:
         size = LIVE_FONT_SIZES
         titles = {
-            "reward": "Train reward (thin), held-out accuracy (dots)",
-            "variance": "Gradient variance (solid), grad_snr (dashed; pure noise ~1)",
-            "zero_std": "Zero-std groups (solid), max |adv| (dashed)",
-            "histogram": "Advantages of the latest step",
+            "reward": "Reward, accuracy (dots)",
+            "variance": "Grad var, SNR (dashed)",
+            "zero_std": "Zero-std, max |adv| (dashed)",
+            "histogram": "Advantages, latest step",
         }
         y_labels = {
-            "reward": "reward / accuracy",
+            "reward": "fraction",
             "variance": "grad_var (log)",
-            "snr": "grad_snr (noise floor 1)",
-            "zero_std": "frac_reward_zero_std",
-            "adv_max": "adv_abs_max (log)",
+            "snr": "grad_snr",
+            "zero_std": "zero-std fraction",
+            "adv_max": "max |adv| (log)",
             "histogram": "responses",
         }
         for name, axis in self.panels.items():
@@ -153,7 +156,7 @@ class LiveRunFigure:
                 axis.set_xlabel(X_LABELS[self.x_key] if name != "histogram" else "advantage", fontsize=size["label"])
                 axis.grid(alpha=0.3)
             axis.set_ylabel(y_labels[name], fontsize=size["label"])
-            axis.tick_params(labelsize=size["tick"])
+            axis.tick_params(which="both", labelsize=size["tick"])
 
     def update(
         self,
@@ -166,7 +169,7 @@ class LiveRunFigure:
     ) -> None:
         """Show ``runs`` (oldest first). advantages: the latest step's advantages, any shape, or
         None; x_max: the right end of the x axis (the planned length of the longest run)."""
-        frame = (x_key, x_max, tuple((run.key, run.label, run.color, run.faded, run.live) for run in runs))
+        frame = (x_key, x_max, tuple((run.key, run.label, run.color, run.marker, run.tag, run.faded, run.live) for run in runs))
         if frame != self._frame:  # a new picture: everything is redrawn
             self._frame, self._background = frame, None
             if not any(run.live for run in runs):
@@ -194,7 +197,7 @@ class LiveRunFigure:
         self.histogram.set_data(counts, edges)
         if histogram_color is not None:
             self.histogram.set_color(histogram_color)
-        self.panels["histogram"].set_title(advantages_title or "Advantages of the latest step", fontsize=LIVE_FONT_SIZES["title"])
+        self.panels["histogram"].set_title(advantages_title or "Advantages, latest step", fontsize=LIVE_FONT_SIZES["title"])
 
     def _draw_run(self, run: RunCurves, x_key: str, extents: dict[str, list[float]]) -> None:
         lines = self._lines.setdefault(run.key, {})
@@ -203,9 +206,11 @@ class LiveRunFigure:
             axis = self.panels[panel]
             x, mean, low, high = seed_band(run.histories, metric, x_key, positive=panel in self.LOG_PANELS)
             if metric not in lines:
-                (lines[metric],) = axis.plot([], [], **style)
+                (lines[metric],) = axis.plot([], [], **{**style, **({"marker": run.marker} if "marker" in style else {})})
             line = lines[metric]
             line.set_data(x, mean)
+            if metric == "eval_accuracy":
+                self._draw_end_label(run, lines, x, mean, alpha)
             line.set(
                 color=run.color,
                 alpha=alpha * (0.6 if metric == "reward" else 1.0),
@@ -222,6 +227,19 @@ class LiveRunFigure:
                     self._animated.append(band)
             if run.live:
                 self._animated.append(line)
+
+    def _draw_end_label(self, run: RunCurves, lines: dict, x, mean, alpha: float) -> None:
+        """The run's tag ("run 3") at the last point of its accuracy curve, in its colour."""
+        if "end_label" not in lines:
+            lines["end_label"] = self.panels["reward"].text(0, 0, "", fontsize=LIVE_FONT_SIZES["tick"], va="center", ha="left")
+        label = lines["end_label"]
+        visible = bool(run.tag) and len(x) > 0
+        label.set(visible=visible, color=run.color, alpha=alpha, animated=run.live, zorder=4)
+        if visible:
+            label.set_text(" " + run.tag)
+            label.set_position((x[-1], mean[-1]))
+        if run.live:
+            self._animated.append(label)
 
     def _histogram_counts(self, advantages):
         """Counts over fixed bins spanning the histogram's current range (grown to fit the data)."""
@@ -282,21 +300,21 @@ class LiveRunFigure:
             self._legend = None
         if not runs:
             return
-        handles = [Line2D([], [], color=run.color, lw=3, alpha=FADED_ALPHA + 0.2 if run.faded else 1.0) for run in runs]
-        labels = [run.label for run in runs]
+        handles = [Line2D([], [], color=run.color, marker=run.marker, ms=9, lw=3, alpha=FADED_ALPHA + 0.2 if run.faded else 1.0) for run in runs]
+        labels = [f"{run.tag}: {run.label}" if run.tag else run.label for run in runs]
         # right under the bottom panels' axis labels, two columns; png() crops the picture below it
-        below_labels = 0.23 - 3.6 * LIVE_FONT_SIZES["label"] / 72 * self.dpi / self.height_px
+        below_labels = 0.36 - 3.0 * LIVE_FONT_SIZES["label"] / 72 * self.dpi / self.height_px
         self._legend = self.figure.legend(
             handles,
             labels,
             loc="upper center",
             bbox_to_anchor=(0.5, below_labels),
-            ncol=2,
+            ncol=1,
             fontsize=LIVE_FONT_SIZES["legend"],
             title="runs (earlier ones faded, newest last)" if len(runs) > 1 else None,
             title_fontsize=LIVE_FONT_SIZES["legend"],
             frameon=False,
-            columnspacing=3,
+            columnspacing=1.5,
         )
 
     def png(self) -> bytes:

@@ -19,6 +19,23 @@ from .files import write_atomically
 
 RUN_PANELS = ("reward", "variance", "zero_std")
 X_LABELS = {"step": "training step", "samples": "responses sampled"}
+# Okabe and Ito's colour-blind-safe palette (their yellow left out: too pale on white), each colour
+# paired with a marker of its own, so that runs stay apart in grey or under colour blindness too
+RUN_COLORS = ("#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#000000")
+RUN_MARKERS = ("o", "s", "^", "D", "v", "P", "X")
+
+
+def run_style(index: int) -> tuple[str, str]:
+    """The (colour, marker) of the ``index``-th run: RUN_COLORS and RUN_MARKERS in step, cycling."""
+    return RUN_COLORS[index % len(RUN_COLORS)], RUN_MARKERS[index % len(RUN_MARKERS)]
+
+
+def run_styled_axes(axes) -> None:
+    """Give each axis the runs' colour-and-marker cycle (for figures that draw one line per run)."""
+    from cycler import cycler
+
+    for axis in axes:
+        axis.set_prop_cycle(cycler(color=RUN_COLORS) + cycler(marker=RUN_MARKERS))
 
 
 def series(history: list[dict], key: str, x_key: str = "step") -> tuple[list[float], list[float]]:
@@ -27,16 +44,16 @@ def series(history: list[dict], key: str, x_key: str = "step") -> tuple[list[flo
     return [x for x, _ in points], [y for _, y in points]
 
 
-def draw_run_panels(axes, history: list[dict], label: str = "", color=None, alpha: float = 1.0, x_key: str = "step") -> None:
+def draw_run_panels(axes, history: list[dict], label: str = "", color=None, alpha: float = 1.0, x_key: str = "step", marker: str = "o") -> None:
     """Draw one run on the three run panels: reward and held-out accuracy; gradient variance;
     fraction of zero-std groups and the largest |advantage|."""
     reward_axis, variance_axis, zero_std_axis = axes
     (line,) = reward_axis.plot(*series(history, "reward", x_key), color=color, alpha=0.45 * alpha, lw=1, label=f"{label} train reward".strip())
     color = line.get_color()
     reward_axis.plot(
-        *series(history, "eval_accuracy", x_key), color=color, alpha=alpha, lw=2, marker="o", ms=3, label=f"{label} eval accuracy".strip()
+        *series(history, "eval_accuracy", x_key), color=color, alpha=alpha, lw=2, marker=marker, ms=3, label=f"{label} eval accuracy".strip()
     )
-    variance_axis.plot(*series(history, "grad_var", x_key), color=color, alpha=alpha, lw=2, marker="o", ms=3, label=label or "grad_var")
+    variance_axis.plot(*series(history, "grad_var", x_key), color=color, alpha=alpha, lw=2, marker=marker, ms=3, label=label or "grad_var")
     zero_std_axis.plot(*series(history, "frac_reward_zero_std", x_key), color=color, alpha=alpha, lw=1.5, label=label or "frac_reward_zero_std")
 
 
@@ -57,8 +74,9 @@ def run_figure(runs: list[tuple[str, list[dict]]], x_key: str = "step", title: s
     """One figure with the three run panels for one or more (label, history) runs."""
     figure = Figure(figsize=(13, 3.8), layout="constrained")
     axes = figure.subplots(1, 3)
-    for label, history in runs:
-        draw_run_panels(axes, history, label, x_key=x_key)
+    for index, (label, history) in enumerate(runs):
+        color, marker = run_style(index)
+        draw_run_panels(axes, history, label, color=color, x_key=x_key, marker=marker)
     style_run_panels(axes, x_key)
     if title:
         figure.suptitle(title)
@@ -69,9 +87,10 @@ def metrics_figure(runs: list[tuple[str, list[dict]]], metrics: list[str], x_key
     """One panel per metric name, one line per (label, history) run: e.g. our run next to TRL's."""
     figure = Figure(figsize=(4.3 * len(metrics), 3.4), layout="constrained")
     axes = figure.subplots(1, len(metrics), squeeze=False)[0]
+    run_styled_axes(axes)
     for axis, metric in zip(axes, metrics):
         for label, history in runs:
-            axis.plot(*series(history, metric, x_key), marker="o", ms=3, lw=1.5, label=label)
+            axis.plot(*series(history, metric, x_key), ms=3, lw=1.5, label=label)
         axis.set(title=metric, xlabel=X_LABELS[x_key])
         axis.grid(alpha=0.3)
         axis.legend(fontsize=8, loc="best")

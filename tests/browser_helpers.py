@@ -28,6 +28,7 @@ CHROMIUM_ARGS = [
 REPO = Path(__file__).resolve().parents[1]
 LAB_NOTEBOOK = REPO / "notebooks" / "03_interactive_lab.ipynb"
 ARTIFACTS = REPO / "tests" / "artifacts"
+VOILA_PAGE_CONFIG = REPO / "grpo_lab" / "lab" / "voila_page"
 SERVER_START_SECONDS = 120
 
 
@@ -37,9 +38,10 @@ def free_port() -> int:
         return probe.getsockname()[1]
 
 
-def isolated_environment(home: Path) -> dict[str, str]:
-    """The server's environment: fresh Jupyter/IPython folders under ``home``, fast mode, one
-    torch thread (the browser and the server share the two cores with the kernel)."""
+def isolated_environment(home: Path, fast: bool = True) -> dict[str, str]:
+    """The server's environment: fresh Jupyter/IPython folders under ``home``, fast mode (unless
+    not ``fast``: the class's own runs), one torch thread (the browser and the server share the two
+    cores with the kernel)."""
     environment = dict(os.environ)
     for name, folder in (
         ("JUPYTER_CONFIG_DIR", "config"),
@@ -58,7 +60,11 @@ def isolated_environment(home: Path) -> dict[str, str]:
     tracker = home / "config" / "lab" / "user-settings" / "@jupyterlab" / "notebook-extension"
     tracker.mkdir(parents=True, exist_ok=True)
     (tracker / "tracker.jupyterlab-settings").write_text('{"windowingMode": "none"}')
-    environment.update(GRPO_LAB_FAST="1", OMP_NUM_THREADS="1", PYTHONUNBUFFERED="1")
+    environment.update(OMP_NUM_THREADS="1", PYTHONUNBUFFERED="1")
+    if fast:
+        environment["GRPO_LAB_FAST"] = "1"
+    else:
+        environment.pop("GRPO_LAB_FAST", None)
     environment.pop("JUPYTER_PATH", None)
     return environment
 
@@ -106,9 +112,10 @@ def stop_server(process: subprocess.Popen) -> None:
 
 
 @contextmanager
-def serve(kind: str, workdir: Path):
-    """Start ``kind`` ('lab' or 'voila') on a copy of the lab notebook under ``workdir``; yields
-    the URL that opens the notebook (with the token for JupyterLab). Always shuts it down."""
+def serve(kind: str, workdir: Path, fast: bool = True, voila_skip: bool = True):
+    """Start ``kind`` ('lab' or 'voila') on a copy of the lab notebook under ``workdir``, in fast mode
+    unless not ``fast``; Voila leaves out the cells tagged voila-skip unless not ``voila_skip``; yields the URL that opens the notebook (with the token for JupyterLab).
+    Always shuts it down."""
     root = workdir / "course"
     (root / "notebooks").mkdir(parents=True)
     notebook = root / "notebooks" / LAB_NOTEBOOK.name
@@ -143,13 +150,15 @@ def serve(kind: str, workdir: Path):
             "--Voila.port_retries=0",
             "--show_tracebacks=True",
         ]
+        if voila_skip:
+            command.append(f"--Voila.config_file_paths={VOILA_PAGE_CONFIG}")  # as `make voila`: the voila-skip cells left out
         ready, url = None, f"http://127.0.0.1:{port}/"  # Voila runs the notebook on every page request: wait for the port only
     else:
         raise ValueError(f"kind={kind!r} is not valid: choose lab or voila")
     log = workdir / f"{kind}.log"
     with open(log, "w") as log_file:
         process = subprocess.Popen(
-            command, cwd=root, env=isolated_environment(workdir / "home"), stdout=log_file, stderr=subprocess.STDOUT, start_new_session=True
+            command, cwd=root, env=isolated_environment(workdir / "home", fast), stdout=log_file, stderr=subprocess.STDOUT, start_new_session=True
         )
     try:
         wait_until_serving(ready, port, process, log)

@@ -16,6 +16,8 @@ from pathlib import Path
 import pytest
 from browser_helpers import ARTIFACTS, CHROMIUM, chromium_page, serve
 
+from grpo_lab.live_figure import LIVE_FONT_SIZES
+
 pytestmark = [
     pytest.mark.browser,
     pytest.mark.skipif(not Path(CHROMIUM).exists(), reason=f"no Chromium at {CHROMIUM} (apt-get install chromium; .ci/run does)"),
@@ -142,27 +144,102 @@ def test_voila_serves_the_lab_and_the_slider_reruns(tmp_path):
         exercise_dashboard(page, "voila_lab.png")
 
 
-CLASSROOM_SCREEN = {"width": 1440, "height": 900}
+CLASSROOM_SCREENS = ({"width": 1440, "height": 900}, {"width": 1280, "height": 720}, {"width": 1024, "height": 768})
 FIRST_SCREEN_PARTS = (".grpo-group-size", ".grpo-std-eps", ".grpo-baseline", ".grpo-run", ".grpo-stop", ".grpo-status", "img.grpo-plot")
+TICK_PX_IN_PNG = LIVE_FONT_SIZES["tick"] * 96 / 72  # the figure is drawn at 96 dpi: points -> pixels of the PNG
 
 
-def test_voila_shows_controls_and_plot_on_the_first_screen(tmp_path):
-    with serve("voila", tmp_path) as url, chromium_page(**CLASSROOM_SCREEN) as page, screenshot_on_failure(page, "voila_first_screen_failure.png"):
+def parts_off_screen(page, screen: dict, selectors) -> dict:
+    """The selectors whose first element is not wholly inside the ``screen`` (scrolled to the top)."""
+    outside = {}
+    for selector in selectors:
+        box = page.locator(selector).first.bounding_box()
+        if box is None or box["y"] < 0 or box["y"] + box["height"] > screen["height"] or box["x"] + box["width"] > screen["width"]:
+            outside[selector] = box
+    return outside
+
+
+@pytest.mark.parametrize("screen", CLASSROOM_SCREENS, ids=lambda screen: f"{screen['width']}x{screen['height']}")
+def test_voila_fits_controls_plot_and_status_on_one_projector_screen(tmp_path, screen):
+    name = f"voila_first_screen_{screen['width']}x{screen['height']}"
+    with serve("voila", tmp_path) as url, chromium_page(**screen) as page, screenshot_on_failure(page, f"{name}_failure.png"):
         page.goto(url, timeout=RUN_SECONDS)
         page.wait_for_function(LAST_FINISHED_RUN, timeout=RUN_SECONDS)  # the plot has its legend, and its final size
         page.evaluate("() => window.scrollTo(0, 0)")
-        outside = {}
-        for selector in FIRST_SCREEN_PARTS:
-            box = page.locator(selector).first.bounding_box()
-            if (
-                box is None
-                or box["y"] < 0
-                or box["y"] + box["height"] > CLASSROOM_SCREEN["height"]
-                or box["x"] + box["width"] > CLASSROOM_SCREEN["width"]
-            ):
-                outside[selector] = box
         ARTIFACTS.mkdir(parents=True, exist_ok=True)
-        page.screenshot(path=str(ARTIFACTS / "voila_first_screen.png"))
-        assert outside == {}, f"not within the first {CLASSROOM_SCREEN} screen: {outside}"
-        plot = page.locator("img.grpo-plot").bounding_box()
-        assert plot["width"] >= 600, plot  # readable from the back of the room, not shrunk to fit
+        page.screenshot(path=str(ARTIFACTS / f"{name}.png"))
+        assert parts_off_screen(page, screen, FIRST_SCREEN_PARTS) == {}
+        shown = page.locator("img.grpo-plot").evaluate("img => img.clientWidth / img.naturalWidth")
+        if screen["width"] >= 1280:  # at 1024 px the plot beside the controls is about 460 px wide: ticks about 11 px
+            assert TICK_PX_IN_PNG * shown >= 16, f"plot ticks {TICK_PX_IN_PNG * shown:.1f} px at display size"
+        page.get_by_role("tab", name="Advanced").click()  # a tab, not an accordion: Run and the status stay put
+        assert parts_off_screen(page, screen, (".grpo-run", ".grpo-status", "img.grpo-plot")) == {}
+        assert page.get_by_text("Using 1 threads").count() == 0 and page.get_by_text("GRPO_LAB_FAST").count() == 0
+
+
+FOCUSED = """() => {
+    const element = document.activeElement;
+    if (!element || element === document.body) return null;
+    const part = [...element.classList, ...(element.closest('[class*="grpo-"]') || {classList: []}).classList].find(c => c.startsWith('grpo-')) || '';
+    return {part, role: element.getAttribute('role') || element.tagName.toLowerCase(),
+            name: element.getAttribute('aria-label') || element.textContent.trim().slice(0, 40),
+            outline: parseFloat(getComputedStyle(element).outlineWidth) || 0};
+}"""
+
+
+def tab_through(page, presses: int) -> list[dict]:
+    """Press Tab ``presses`` times from the top of the page; what had the focus after each press."""
+    page.evaluate("() => document.activeElement && document.activeElement.blur()")
+    focused = []
+    for _ in range(presses):
+        page.keyboard.press("Tab")
+        element = page.evaluate(FOCUSED)
+        if element:
+            focused.append(element)
+    return focused
+
+
+def test_voila_keyboard_reaches_every_control_and_screen_readers_hear_names_and_values(tmp_path):
+    with serve("voila", tmp_path) as url, chromium_page() as page, screenshot_on_failure(page, "voila_accessibility_failure.png"):
+        page.goto(url + "?group_size=4&baseline=mean", timeout=RUN_SECONDS)  # a teacher's link
+        page.wait_for_function(LAST_FINISHED_RUN, timeout=RUN_SECONDS)
+        assert "G=4, mean" in page.locator(".grpo-status").text_content()  # the link's settings were used
+
+        group_size = page.locator(".grpo-group-size [role=slider]")
+        assert (group_size.get_attribute("aria-label"), group_size.get_attribute("aria-valuetext")) == ("group size G", "4")
+        assert page.locator(".grpo-std-eps [role=slider]").get_attribute("aria-valuetext") == "1e-4"
+        pressed = {button.inner_text(): button.get_attribute("aria-pressed") for button in page.locator(".grpo-baseline button").all()}
+        assert pressed["mean only"] == "true" and pressed["z-score"] == "false", pressed
+        assert page.locator(".grpo-baseline").get_attribute("aria-label") == "baseline"
+        assert page.locator(".grpo-status").get_attribute("aria-live") == "polite"
+        assert "held-out accuracy" in page.locator(".grpo-summary").text_content()
+        assert "held-out accuracy" in page.locator("img.grpo-plot").get_attribute("alt")
+        icons = "button => [...button.querySelectorAll('i')].filter(i => [...i.classList].some(c => /^fa-.+/.test(c))).length"
+        for button in page.locator(".grpo-lab button").all():
+            assert button.inner_text().strip() and button.evaluate(icons) == 0  # named, no icon glyphs
+
+        focused = tab_through(page, 40)
+        parts = [element["part"] for element in focused]
+        for part in ("grpo-run", "grpo-stop", "grpo-new-seed", "grpo-group-size", "grpo-std-eps", "grpo-baseline"):
+            assert part in parts, (part, focused)
+        assert next(element for element in focused if element["part"] == "grpo-run")["outline"] >= 2  # a visible focus ring
+        advanced = next(element for element in focused if element["role"] == "tab" and element["name"] == "Advanced")
+        assert advanced, focused
+        page.get_by_role("tab", name="Advanced").focus()
+        page.keyboard.press("Enter")
+        page.locator(".grpo-reward-offset").wait_for(state="visible", timeout=10_000)
+        offset = page.locator(".grpo-reward-offset [role=slider]")
+        offset.focus()
+        assert offset.get_attribute("aria-label") == "reward offset"
+        ARTIFACTS.mkdir(parents=True, exist_ok=True)
+        page.screenshot(path=str(ARTIFACTS / "voila_advanced_tab.png"))
+
+
+def test_voila_dark_theme_shows_the_plot_dark_not_a_white_slab(tmp_path):
+    with serve("voila", tmp_path) as url, chromium_page() as page, screenshot_on_failure(page, "voila_dark_failure.png"):
+        page.goto(url + "?theme=dark", timeout=RUN_SECONDS)
+        page.wait_for_selector("img.grpo-plot", state="visible", timeout=RUN_SECONDS)
+        assert page.evaluate("() => document.body.dataset.jpThemeLight") == "false"
+        assert "invert" in page.locator("img.grpo-plot").evaluate("img => getComputedStyle(img).filter")
+        ARTIFACTS.mkdir(parents=True, exist_ok=True)
+        page.screenshot(path=str(ARTIFACTS / "voila_dark.png"))

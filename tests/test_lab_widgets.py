@@ -10,17 +10,21 @@ import math
 import threading
 import time
 from dataclasses import replace
+from pathlib import Path
 
+import nbformat
 import PIL.Image
 import pytest
 
 import grpo_lab.lab.dashboard as dashboard_module
 from grpo_lab import GRPOLab, TrainConfig, train
 from grpo_lab.lab import build_controls, config_from_controls, explain_run, lab_measure_every, run_label, torch_threads
+from grpo_lab.lab.classroom import query_for_config, settings_from_query, without_voila_skip_cells
 from grpo_lab.live_figure import LiveRunFigure, RunCurves
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 WAIT_SECONDS = 240  # generous: CI shares two cores with the other tests
+LAB_NOTEBOOK = Path(__file__).resolve().parents[1] / "notebooks" / "03_interactive_lab.ipynb"
 
 
 @pytest.fixture
@@ -308,3 +312,77 @@ def test_a_critic_run_says_what_the_critic_costs():
     notes = explain_run(TrainConfig(baseline="critic", group_size=1, prompts_per_step=32), [], "running")
     assert any("16 times a step" in note and "five times" in note for note in notes)
     assert not any("critic" in note for note in explain_run(TrainConfig(), [], "running"))
+
+
+# -- the classroom: page address, presets, new seed, epsilon, colours, the plot in words --------------
+
+
+def test_page_address_settings_are_read_and_bad_ones_named_in_one_line():
+    values, seeds, problems = settings_from_query("?group_size=2&baseline=mean&std_eps=0&skip_zero_std_groups=true&seeds=3", TrainConfig())
+    assert values == {"group_size": 2, "baseline": "mean", "std_eps": 0.0, "skip_zero_std_groups": True} and seeds == 3 and problems == []
+    values, seeds, problems = settings_from_query("group_size=1&steps=ten&colour=red&seeds=9&token=abc", TrainConfig())
+    assert values == {} and seeds is None
+    assert len(problems) == 4 and all("\n" not in problem for problem in problems)
+    assert problems[0].startswith("group_size=1 is not valid") and "page address" in problems[0]
+    assert "steps = ten" in problems[1] and "colour" in problems[2] and "seeds = 9" in problems[3]
+    config = TrainConfig(group_size=16, reward_offset=5.0, reference="weak")
+    link = query_for_config(config, TrainConfig(), seeds=2)
+    assert link == "?group_size=16&reward_offset=5&reference=weak&seeds=2"
+    assert settings_from_query(link, TrainConfig())[:2] == ({"group_size": 16, "reward_offset": 5.0, "reference": "weak"}, 2)
+
+
+def test_the_lab_opens_with_the_page_address_settings(make_lab):
+    lab = make_lab(steps=10, page_query="group_size=16&reference=weak&seeds=2&steps=99999")
+    assert lab.controls["group_size"].value == 16 and lab.controls["reference"].value == "weak" and lab.num_seeds.value == 2
+    assert lab.controls["steps"].value == 10  # the bad value is not used ...
+    lab.run_button.click()
+    assert lab.wait(WAIT_SECONDS)
+    assert (
+        "Not used: steps = 99999 in the page address is outside the lab&#x27;s range: allowed 5 to 500" in lab.hints.value
+    )  # ... and the page says so
+    assert "group_size=16" in lab.share_link.value and "seeds=2" in lab.share_link.value
+
+
+def test_voila_leaves_out_every_cell_tagged_voila_skip_and_nothing_there_trains():
+    notebook = nbformat.read(LAB_NOTEBOOK, as_version=4)
+    page = without_voila_skip_cells(None, nbformat.from_dict(notebook), "")
+    code = "\n".join(cell.source for cell in page.cells if cell.cell_type == "code")
+    assert "GRPOLab(" in code and "autorun=True" in code  # the dashboard and its first run stay
+    for trains in ("check_run_prediction", "train(", "start_notebook", "lab.runs"):
+        assert trains not in code, trains
+    assert len(page.cells) < len(notebook.cells)
+
+
+def test_epsilon_is_disabled_for_baselines_that_do_not_divide_by_the_std(make_lab):
+    lab = make_lab(steps=10)
+    for baseline, disabled in (("zscore", False), ("mean", True), ("none", True), ("rloo", True), ("zscore", False)):
+        lab._quiet = True  # no run per change: only the controls are looked at
+        lab.controls["baseline"].value = baseline
+        lab._quiet = False
+        epsilon = lab.controls["std_eps"]
+        assert (epsilon.slider.disabled, epsilon.zero.disabled, lab.controls["eps_mode"].disabled) == (disabled,) * 3, baseline
+    assert "ε" not in run_label(TrainConfig(baseline="mean", std_eps=1e-6), []) and "ε=1e-6" in run_label(TrainConfig(std_eps=1e-6), [])
+
+
+def test_a_preset_trains_its_comparison_in_turn_and_new_seed_draws_again(make_lab):
+    lab = make_lab(steps=10, eval_every=5, probe_every=5)
+    lab.preset_buttons["G = 2 vs 16"].click()
+    assert lab.wait(WAIT_SECONDS)
+    assert [(run.number, run.config.group_size, run.status) for run in lab.runs] == [(1, 2, "finished"), (2, 16, "finished")]
+    assert lab.controls["group_size"].value == 16
+    summary = lab.summary.value
+    assert "Run 2" in summary and "held-out accuracy" in summary and "changed: G 2 -&gt; 16" in summary and "run 1" in summary
+    lab.new_seed_button.click()
+    assert lab.wait(WAIT_SECONDS)
+    assert (lab.runs[-1].config.seed, lab.runs[-1].config.group_size, lab.controls["seed"].value) == (1, 16, 1)
+
+
+def test_the_same_settings_keep_their_colour_and_marker(make_lab):
+    lab = make_lab(steps=10, eval_every=5, probe_every=5)
+    looks = []
+    lab.run_button.click()  # G = 8, then 4, then 8 again
+    for group_size in (8, 4, 8):
+        lab.controls["group_size"].value = group_size
+        assert lab.wait(WAIT_SECONDS)
+        looks.append((lab.current.color, lab.current.marker))
+    assert looks[0] == looks[2] and looks[0][0] != looks[1][0] and looks[0][1] != looks[1][1]

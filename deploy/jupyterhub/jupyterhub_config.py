@@ -39,6 +39,9 @@ c.Spawner.args = [
     "--MappingKernelManager.cull_connected=False",
     # and the student's whole server 20 minutes after the last page went away, which gives its memory back
     "--ServerApp.shutdown_no_activity_timeout=1200",
+    # the classroom page: cells tagged voila-skip (the prediction checks, which train seven runs) are
+    # neither run nor shown, as `make voila` does (its --Voila.config_file_paths names the same file)
+    f"--ServerApp.config_file={REPO / 'grpo_lab' / 'lab' / 'voila_page' / 'voila.py'}",
 ]
 # one torch thread per student: a class shares the cores, and OpenMP threads spinning against each
 # other cost more than they give (benchmarks/README.md measures the same on 2 cores)

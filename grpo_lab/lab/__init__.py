@@ -10,7 +10,8 @@ The package, in the order a run flows through it:
 - describe.py: a run's label on the plot and plain-words notes on what happened;
 - runs.py: ``LabRun``, one config trained once per seed, its histories filling while it trains;
 - view.py: the ticker that redraws while a run trains, the status words and colours;
-- dashboard.py: ``GRPOLab``, which lays them out and wires them together.
+- dashboard.py: ``GRPOLab``, which lays them out and wires them together;
+- classroom.py: the Voila page (cells tagged voila-skip left out, settings from the page address).
 The figure it draws is ``grpo_lab/live_figure.py`` (the CLI's ``train --plot`` draws it too).
 
 Names are imported on first use: the command line reads ``describe.run_label`` for its plot

@@ -53,6 +53,13 @@ ROW_LABELS = {
     "reference": "reference policy",
 }
 MAX_SEEDS = 5
+# one click for each guided task of notebook 03: the runs it compares, in order, each from the lab's
+# starting settings with these knobs changed (the last run's settings stay on the controls)
+PRESETS = {
+    "G = 2 vs 16": ({"group_size": 2}, {"group_size": 16}),
+    "ε = 0 with ties": ({"reference": "weak", "std_eps": 1e-4}, {"reference": "weak", "std_eps": 0.0}),
+    "reward offset 5": ({"baseline": "none", "reward_offset": 5.0}, {"baseline": "mean", "reward_offset": 5.0}),
+}
 
 
 def css_class(name: str) -> str:

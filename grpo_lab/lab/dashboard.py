@@ -18,14 +18,17 @@ import ipywidgets as widgets
 
 from ..errors import ConfigError
 from ..live_figure import LiveRunFigure, RunCurves
+from ..plots import run_style
 from ..threads import default_training_threads, torch_threads
 from ..trainer import TrainConfig, train
-from . import view
+from . import classroom, view
 from .controls import (
     ADVANCED_CONTROLS,
     DESCRIPTION_STYLE,
     MAX_SEEDS,
+    PRESETS,
     RefusesOutOfRange,
+    allowed_values,
     build_controls,
     config_from_controls,
     css_class,
@@ -33,9 +36,24 @@ from .controls import (
     refusing,
     seed_configs,
 )
-from .describe import explain_run, format_value, run_label
+from .describe import EPSILON_BASELINES, EPSILON_KNOBS, explain_run, format_value, plot_summary, run_label
 from .runs import LabRun, lab_measure_every, warm_up_torch
-from .view import BAR_STYLES, COLORS, NOTE_MARK, STATUS_WORDS, ViewTicker
+from .view import BAR_STYLES, NOTE_MARK, PAGE_EXTRAS, STATUS_WORDS, ViewTicker
+
+
+def within_control_ranges(values: dict, base: TrainConfig) -> list[str]:
+    """Drop from ``values`` (TrainConfig values from a page address) those outside the range of the
+    lab's control (steps 5 to 500, ...); one line for each dropped."""
+    probes = build_controls(base)
+    problems = []
+    for knob, value in list(values.items()):
+        probes[knob].value = value  # refused, not clamped, when outside the range (RefusesOutOfRange)
+        if probes[knob].value != value:
+            problems.append(f"{knob} = {format_value(value)} in the page address is outside the lab's range: allowed {allowed_values(probes[knob])}")
+            del values[knob]
+    for probe in probes.values():
+        probe.close()
+    return problems
 
 
 class GRPOLab:
@@ -45,10 +63,14 @@ class GRPOLab:
     autorun: start a run at once; max_runs: finished runs kept on the plot (oldest dropped);
     refresh_interval: seconds between plot updates while training (at least); debounce: seconds a
     new run waits for further changes before it starts; training_threads: torch threads of the
-    training thread (default: one core fewer than the machine has, see default_training_threads).
+    training thread (default: one core fewer than the machine has, see default_training_threads);
+    page_query: settings from a page address ('group_size=2&baseline=mean', classroom.py), by
+    default the Voila page's own (none outside Voila); they override the knobs given.
     Surface for tests and notebooks: ``controls`` (by TrainConfig field name), ``num_seeds``,
-    ``x_axis``, ``run_button``, ``stop_button``, ``clear_button``, ``plot`` (the Image), ``status``,
-    ``progress``, ``hints``, ``runs`` (finished runs, oldest first), ``current``, ``wait(timeout)``.
+    ``x_axis``, ``run_button``, ``stop_button``, ``clear_button``, ``new_seed_button``,
+    ``preset_buttons`` (by PRESETS name), ``plot`` (the Image), ``status``, ``progress``, ``hints``,
+    ``summary`` (the plot in words), ``share_link``, ``runs`` (finished runs, oldest first),
+    ``current``, ``wait(timeout)``.
     """
 
     def __init__(
@@ -58,18 +80,23 @@ class GRPOLab:
         refresh_interval: float = 0.4,
         debounce: float = 0.05,
         training_threads: int | None = None,
+        page_query: str | None = None,
         **config_values,
     ):
         if isinstance(max_runs, bool) or not isinstance(max_runs, int) or max_runs < 1:
             raise ConfigError("max_runs", max_runs, "must be an integer >= 1 (finished runs kept on the plot)")
-        config = TrainConfig(**config_values).validate()
+        self.link_base = TrainConfig(**config_values).validate()  # what a page address is measured against
+        query = classroom.page_query() if page_query is None else page_query
+        from_page, page_seeds, page_problems = classroom.settings_from_query(query, self.link_base)
+        page_problems += within_control_ranges(from_page, self.link_base)
+        config = TrainConfig(**{**config_values, **from_page}).validate()
         measure_every = {name: lab_measure_every(config.steps) for name in ("eval_every", "probe_every") if name not in config_values}
         self.base_config = replace(config, **measure_every).validate()
         self.max_runs, self.refresh_interval, self.debounce = max_runs, refresh_interval, debounce
         self.training_threads = training_threads or default_training_threads()
         self.controls = build_controls(self.base_config)
         self.num_seeds = refusing(widgets.IntSlider)(
-            value=1,
+            value=page_seeds or 1,
             min=1,
             max=MAX_SEEDS,
             description="seeds (mean and band)",
@@ -84,9 +111,28 @@ class GRPOLab:
             style={"description_width": "60px"},
             layout=widgets.Layout(width="240px"),
         )
-        self.run_button = widgets.Button(description="Run", button_style="primary", icon="play", layout=widgets.Layout(width="110px"))
-        self.stop_button = widgets.Button(description="Stop", button_style="warning", icon="stop", layout=widgets.Layout(width="110px"))
-        self.clear_button = widgets.Button(description="Clear earlier runs", icon="trash", layout=widgets.Layout(width="180px"))
+        # no icons: they would come from FontAwesome (a CDN, offline in class) and be read out as part of the name
+        self.run_button = widgets.Button(
+            description="Run", button_style="primary", tooltip="Train with these settings", layout=widgets.Layout(width="96px")
+        )
+        self.stop_button = widgets.Button(description="Stop", button_style="danger", tooltip="Stop the run", layout=widgets.Layout(width="96px"))
+        self.new_seed_button = widgets.Button(
+            description="New seed", tooltip="The same settings on the next seeds: a new draw", layout=widgets.Layout(width="120px")
+        )
+        self.clear_button = widgets.Button(
+            description="Clear earlier runs", tooltip="Keep only the newest run on the plot", layout=widgets.Layout(width="170px")
+        )
+        self.preset_buttons = {
+            name: widgets.Button(
+                description=name,
+                tooltip="Runs "
+                + " then ".join(", ".join(f"{knob} = {format_value(value)}" for knob, value in settings.items()) for settings in runs),
+                layout=widgets.Layout(width="auto"),
+            )
+            for name, runs in PRESETS.items()
+        }
+        self.share_link = widgets.HTML("")
+        self.summary = widgets.HTML("")
         self.status = widgets.HTML("Move a slider or press Run.")
         self.progress = widgets.IntProgress(value=0, min=0, max=1, layout=widgets.Layout(width="220px"))
         self.hints = widgets.HTML("")
@@ -98,6 +144,9 @@ class GRPOLab:
             (self.run_button, "run"),
             (self.stop_button, "stop"),
             (self.clear_button, "clear"),
+            (self.new_seed_button, "new_seed"),
+            (self.share_link, "share_link"),
+            (self.summary, "summary"),
             (self.status, "status"),
             (self.progress, "progress"),
             (self.hints, "hints"),
@@ -107,22 +156,32 @@ class GRPOLab:
 
         self.runs: list[LabRun] = []
         self.current: LabRun | None = None
+        for button in self.preset_buttons.values():
+            button.add_class("grpo-preset")
         self.refusal = ""  # the last "Cannot run: ..." line, shown until a run starts
+        self.page_problems = page_problems  # settings of the page address that could not be used: shown in the hints
         self._thread: threading.Thread | None = None
         self._keys = itertools.count()
-        self._color_index = -1
+        self._styles: dict[str, int] = {}  # settings -> style index: the same settings keep their colour and marker
         self._started_runs = 0
+        self._queued: list[TrainConfig] = []  # the rest of a preset's runs, started one after the other
+        self._quiet = False  # True while a preset moves the controls (no run per moved control)
         self._lock = threading.RLock()  # guards runs, current and _thread
         self._draw_lock = threading.Lock()  # one figure, drawn by one thread at a time
 
         for name, control in (*self.controls.items(), ("num_seeds", self.num_seeds)):
-            control.observe(lambda _change: self.start_run(), "value")
+            control.observe(lambda _change: self._control_changed(), "value")
             if isinstance(control, RefusesOutOfRange):  # a checkbox has no range
                 control.on_refused(lambda value, allowed, name=name: self.refuse(name, value, allowed))
         self.x_axis.observe(lambda _change: self.redraw(), "value")
         self.run_button.on_click(lambda _button: self.start_run())
         self.stop_button.on_click(lambda _button: self.stop())
         self.clear_button.on_click(lambda _button: self.clear())
+        self.new_seed_button.on_click(lambda _button: self.new_seed())
+        for name, button in self.preset_buttons.items():
+            button.on_click(lambda _button, name=name: self.run_preset(name))
+        self.controls["baseline"].observe(lambda _change: self._enable_epsilon(), "value")
+        self._enable_epsilon()
         self.widget = self._layout()
         warm_up_torch()
         self.refresh_view()
@@ -130,38 +189,61 @@ class GRPOLab:
             self.start_run()
 
     def _layout(self) -> widgets.Box:
-        advanced = widgets.VBox([labelled_row(name, self.controls[name]) for name in ADVANCED_CONTROLS] + [self.num_seeds])
-        accordion = widgets.Accordion([advanced], titles=("Advanced: batch, optimiser, reward model, seeds",), selected_index=None)
-        accordion.add_class("grpo-advanced")
+        main = widgets.VBox([*[labelled_row(name, self.controls[name]) for name in ("group_size", "std_eps", "baseline")], self.x_axis])
+        advanced = widgets.VBox(
+            [labelled_row(name, self.controls[name]) for name in ADVANCED_CONTROLS] + [self.num_seeds],
+            layout=widgets.Layout(max_height="330px", overflow="auto"),  # scrolls within its tab: Run and the status stay put
+        )
+        tasks = widgets.VBox(
+            [
+                widgets.HTML("One click runs a guided task's comparison, one run after the other:"),
+                widgets.HBox(list(self.preset_buttons.values()), layout=widgets.Layout(flex_flow="row wrap")),
+                self.share_link,
+            ]
+        )
+        # a tab, not an accordion: opening Advanced replaces the main controls instead of pushing
+        # Run and the status down (they sit above the tabs)
+        tabs = widgets.Tab([main, advanced, tasks], titles=("Main", "Advanced", "Guided tasks"))
+        tabs.add_class("grpo-tabs")
         controls = widgets.VBox(
             [
-                *[labelled_row(name, self.controls[name]) for name in ("group_size", "std_eps", "baseline")],
-                accordion,
-                widgets.HBox([self.run_button, self.stop_button, self.clear_button]),
-                self.x_axis,
+                widgets.HBox(
+                    [self.run_button, self.stop_button, self.new_seed_button, self.clear_button], layout=widgets.Layout(flex_flow="row wrap")
+                ),
                 widgets.HBox([self.progress, self.status], layout=widgets.Layout(align_items="center", flex_flow="row wrap")),
+                tabs,
+                self.summary,
                 self.hints,
             ],
-            layout=widgets.Layout(flex="0 0 540px", width="540px", margin="0 16px 0 0"),
+            layout=widgets.Layout(flex="0 0 520px", width="520px", margin="0 12px 0 0"),
         )
-        plot = widgets.Box([self.plot], layout=widgets.Layout(flex="1 1 600px", min_width="600px", max_width=f"{self.figure.width_px}px"))
-        # controls beside the plot where the page is wide enough (a projector, a 1440 px screen),
-        # so both fit one screen; on a narrow page the plot wraps under the controls
-        return widgets.Box([controls, plot], layout=widgets.Layout(display="flex", flex_flow="row wrap", align_items="flex-start", width="100%"))
+        plot = widgets.Box([self.plot], layout=widgets.Layout(flex="1 1 440px", min_width="440px", max_width=f"{self.figure.width_px}px"))
+        # controls beside the plot from about 1000 px of page (a projector at 1024 x 768), so both fit one
+        # screen; on a narrower page the plot wraps under the controls
+        page = widgets.Box([controls, plot], layout=widgets.Layout(display="flex", flex_flow="row wrap", align_items="flex-start", width="100%"))
+        page.add_class("grpo-lab")
+        return widgets.VBox([widgets.HTML(PAGE_EXTRAS), page])
 
     def _repr_mimebundle_(self, **kwargs):
         return self.widget._repr_mimebundle_(**kwargs)
 
     # -- callbacks (thin) --
 
-    def start_run(self) -> LabRun | None:
-        """Cancel the run in progress, if any, and start one with the controls' values; None (and
-        the reason in the status line) when the values are not a valid TrainConfig."""
-        try:
-            config = config_from_controls(self.controls, self.base_config)
-        except ValueError as error:
-            self.status.value = f"<b>Cannot run:</b> {html.escape(str(error))}"
-            return None
+    def _control_changed(self) -> None:
+        if not self._quiet:
+            self.start_run()
+
+    def start_run(self, config: TrainConfig | None = None) -> LabRun | None:
+        """Cancel the run in progress, if any, and start one with the controls' values (or
+        ``config``); None (and the reason in the status line) when the values are not a valid
+        TrainConfig. A run started from the controls ends a preset's sequence."""
+        if config is None:
+            self._queued = []
+            try:
+                config = config_from_controls(self.controls, self.base_config)
+            except ValueError as error:
+                self.status.value = f"<b>Cannot run:</b> {html.escape(str(error))}"
+                return None
         self.refusal = ""
         with self._lock:
             key = next(self._keys)
@@ -182,8 +264,38 @@ class GRPOLab:
         self.refusal = f"<b>Cannot run:</b> {html.escape(knob)} = {html.escape(shown, quote=False)}, allowed {html.escape(allowed)}"
         self.status.value = self.refusal  # and it stays above a run in progress until the next run starts
 
+    def new_seed(self) -> None:
+        """The same settings on the next seeds (first seed moved past the seeds just used): re-runs."""
+        self.controls["seed"].value = self.controls["seed"].value + self.num_seeds.value
+
+    def run_preset(self, name: str) -> None:
+        """Clear the plot and train the runs of PRESETS[name] one after the other, each from the
+        lab's starting settings; the controls show the last run's settings."""
+        configs = [replace(self.base_config, **settings).validate() for settings in PRESETS[name]]
+        self._quiet = True
+        try:  # the controls move to the last run's settings without starting a run each
+            for knob in self.controls:
+                self.controls[knob].value = getattr(configs[-1], knob)
+        finally:
+            self._quiet = False
+        self.clear()
+        self.start_run(configs[0])
+        self._queued = configs[1:]
+
+    def _enable_epsilon(self) -> None:
+        """std_eps, std_scope and eps_mode change only the baselines that divide by the std (z-score):
+        disabled for the others, so two runs that train alike cannot look different."""
+        ignored = self.controls["baseline"].value not in EPSILON_BASELINES
+        for knob in EPSILON_KNOBS:
+            control = self.controls[knob]
+            control.disabled = ignored
+            if knob == "std_eps":
+                control.slider.disabled = ignored or control.value == 0
+                control.zero.disabled = ignored
+
     def stop(self) -> None:
         """Stop the run in progress (it stays on the plot until the next run, not in ``runs``)."""
+        self._queued = []
         with self._lock:
             if self.current is not None:
                 self.current.cancel("stopped by the user")
@@ -243,7 +355,7 @@ class GRPOLab:
         with self._lock:
             self._started_runs += 1
             run.number = self._started_runs
-        run.color = self._next_color()
+        run.color, run.marker = self._style_for(run)
         # the first frame (the new run in the legend, no points yet) is a full redraw of the four panels,
         # a few tenths of a second of Python: drawn here, before training, it does not compete with it
         run.status = "running"
@@ -274,20 +386,20 @@ class GRPOLab:
                     self.runs = [earlier for earlier in self.runs if earlier.configs != run.configs] + [run]
                     del self.runs[: -self.max_runs]
                 superseded = run is not self.current
+                follow_up = self._queued.pop(0) if self._queued and not superseded and run.status in ("finished", "failed") else None
             if not superseded:  # the final picture first, then "Finished" (refresh_view writes the status last)
                 self.refresh_view()
+            if follow_up is not None:  # a preset's next run (it waits for this thread to end)
+                queued, self._queued = self._queued, []
+                self.start_run(follow_up)
+                self._queued = queued
 
-    def _next_color(self) -> str:
-        """The next matplotlib cycle colour ('C0'...'C9') that no run on the plot uses."""
+    def _style_for(self, run: LabRun) -> tuple[str, str]:
+        """The (colour, marker) of ``run``'s settings: the same settings always get the same one,
+        new settings the next in plots.run_style's order."""
         with self._lock:
-            used = {run.color for run in self.runs}
-            self._color_index += 1
-            for offset in range(len(COLORS)):
-                color = COLORS[(self._color_index + offset) % len(COLORS)]
-                if color not in used:
-                    self._color_index += offset
-                    return color
-        return COLORS[self._color_index % len(COLORS)]
+            index = self._styles.setdefault(repr(run.configs), len(self._styles))
+        return run_style(index)
 
     # -- the view: figure, status line, progress bar, hints --
 
@@ -312,6 +424,8 @@ class GRPOLab:
                 run.color,
                 faded=run is not shown[-1],
                 live=run.status in ("waiting", "running"),
+                marker=run.marker,
+                tag=f"run {run.number}" if run.number else "",
             )
             for run in shown
         ]
@@ -321,7 +435,7 @@ class GRPOLab:
         advantages_title = ""
         if newest is not None and newest.advantages is not None:
             P, G = newest.advantages.shape
-            advantages_title = f"Advantages at step {newest.advantages_step} ({P} x {G} responses)"
+            advantages_title = f"Advantages, step {newest.advantages_step} ({P} x {G})"
         with self._draw_lock:
             self.figure.update(
                 curves,
@@ -352,7 +466,7 @@ class GRPOLab:
         if run.repeats:
             words.append(
                 f"same settings and seed as run {run.repeats}, so the same curves again (CPU runs repeat exactly); "
-                "change <i>first seed</i> under Advanced for a new draw"
+                "press <i>New seed</i> for a new draw"
             )
         accuracies = [
             (history[0]["eval_accuracy"], [r["eval_accuracy"] for r in history if "eval_accuracy" in r][-1]) for history in run.histories if history
@@ -367,4 +481,24 @@ class GRPOLab:
         self.progress.value = min(run.steps_done, total) if run.status != "finished" else total
         self.progress.bar_style = BAR_STYLES[run.status]
         notes = explain_run(run.config, run.histories[-1] if run.histories else [], run.status, run.message, crashed=bool(run.traceback))
+        notes = [f"Not used: {problem}" for problem in self.page_problems] + notes
         self.hints.value = "".join(f"<p style='margin:4px 0;max-width:1000px'>{NOTE_MARK} {html.escape(note)}</p>" for note in notes)
+        if run.status in ("finished", "failed", "stopped") and run.number:
+            self.summary.value = "<b>The plot in words:</b> " + html.escape(self._plot_summary(run))
+        link = classroom.query_for_config(run.config, self.link_base, run.num_seeds)
+        self.share_link.value = f"Link to these settings: add <code>{html.escape(link)}</code> to the page address" if link else ""
+
+    def _plot_summary(self, run: LabRun) -> str:
+        """``describe.plot_summary`` of ``run`` (accuracies averaged over seeds) against the run shown before it."""
+
+        def accuracy(shown: LabRun) -> tuple[float, float] | None:
+            pairs = [[r["eval_accuracy"] for r in history if "eval_accuracy" in r] for history in shown.histories]
+            pairs = [(values[0], values[-1]) for values in pairs if values]
+            if not pairs:
+                return None
+            return sum(a for a, _ in pairs) / len(pairs), sum(b for _, b in pairs) / len(pairs)
+
+        shown = [earlier for earlier in self.shown_runs() if earlier is not run and earlier.number and accuracy(earlier)]
+        earlier = (shown[-1].number, shown[-1].config, accuracy(shown[-1])[1]) if shown else None
+        label = run_label(run.config, [other.config for other in self.shown_runs()], run.num_seeds)
+        return plot_summary(run.number, label, accuracy(run), earlier, run.config)

@@ -38,6 +38,8 @@ def format_value(value) -> str:
 
 
 LABEL_LEADS = ("group_size", "baseline", "reference", "std_eps")  # always named, in this order
+EPSILON_BASELINES = ("zscore",)  # the baselines that divide by the std: std_eps, std_scope and eps_mode matter to them only
+EPSILON_KNOBS = ("std_eps", "std_scope", "eps_mode")
 LABEL_SKIPS = ("device", "eval_every", "probe_every")  # where the curves are measured, not what is trained
 
 
@@ -45,9 +47,10 @@ def run_label(config: TrainConfig, compared: list[TrainConfig], num_seeds: int =
     """'G=8, zscore, ref=default, ε=1e-4', plus every other knob that is off its TrainConfig default
     or differs among the ``compared`` configs (the seed only in the second case)."""
     defaults = TrainConfig()
-    named = list(LABEL_LEADS)
+    ignored = () if config.baseline in EPSILON_BASELINES else EPSILON_KNOBS  # they change nothing: not named
+    named = [name for name in LABEL_LEADS if name not in ignored]
     for f in fields(TrainConfig):
-        if f.name in LABEL_LEADS or f.name in LABEL_SKIPS:
+        if f.name in LABEL_LEADS or f.name in LABEL_SKIPS or f.name in ignored:
             continue
         differs = len({getattr(c, f.name) for c in [config, *compared]}) > 1
         off_default = f.name != "seed" and getattr(config, f.name) != getattr(defaults, f.name)
@@ -68,8 +71,7 @@ def explain_run(config: TrainConfig, history: list[dict], status: str, message: 
     if status == "failed" and crashed:
         notes.append(
             f"The run stopped on an error in the code, not on a number: {message}. That is a bug, not a "
-            "lesson about GRPO; the full traceback is in lab.current.traceback (please report it with "
-            "the settings in the status line)."
+            "lesson about GRPO: please report it with the settings in the status line."
         )
     elif status == "failed":
         notes.append(
@@ -103,7 +105,7 @@ def explain_run(config: TrainConfig, history: list[dict], status: str, message: 
         notes.append(
             f"PPO's critic is a second network the policy's size, trained {config.critic_epochs * config.critic_minibatches} "
             f"times a step ({config.critic_epochs} epochs x {config.critic_minibatches} minibatches): a step takes about five "
-            "times as long as GRPO's (data/results/grpo-vs-ppo.json), and on these 3-token answers the critic explains "
+            "times as long as GRPO's (notebook 05 measures it), and on these 3-token answers the critic explains "
             "little of the reward (notebook 05 §2b)."
         )
     if config.baseline == "none" and config.reward_offset != 0:
@@ -114,3 +116,28 @@ def explain_run(config: TrainConfig, history: list[dict], status: str, message: 
             "teach. Mean only subtracts the offset away."
         )
     return notes
+
+
+def knob_changes(config: TrainConfig, earlier: TrainConfig) -> str:
+    """What differs from an earlier run, in words: 'G 8 -> 2, baseline zscore -> mean' ('' if nothing)."""
+    changed = [f.name for f in fields(TrainConfig) if f.name not in LABEL_SKIPS and getattr(config, f.name) != getattr(earlier, f.name)]
+    return ", ".join(
+        f"{SHORT_NAMES.get(name, name.replace('_', ' '))} {format_value(getattr(earlier, name))} -> {format_value(getattr(config, name))}"
+        for name in changed
+    )
+
+
+def plot_summary(
+    number: int, label: str, accuracy: tuple[float, float] | None, earlier: tuple[int, TrainConfig, float] | None, config: TrainConfig
+) -> str:
+    """The plot in one or two sentences, for a screen reader and the back row: run ``number``'s
+    held-out accuracy at its start and end (``accuracy``: (start, end), None before an evaluation)
+    and, against the ``earlier`` run (its number, config and end accuracy), what changed."""
+    if accuracy is None:
+        return f"Run {number} ({label}): no held-out accuracy measured yet."
+    words = f"Run {number} ({label}): held-out accuracy {accuracy[0]:.2f} at the start, {accuracy[1]:.2f} at the end."
+    if earlier is not None:
+        earlier_number, earlier_config, earlier_end = earlier
+        changes = knob_changes(config, earlier_config) or "nothing but the run"
+        words += f" Against run {earlier_number} (changed: {changes}), which ended at {earlier_end:.2f}."
+    return words

@@ -26,7 +26,8 @@ class LabRun:
 
     configs: list[TrainConfig]
     key: int
-    color: str = "C0"
+    color: str = "#0072B2"
+    marker: str = "o"  # with the colour, the run's look on the plot: fixed per settings (plots.run_style)
     number: int = 0  # 1, 2, ... in the order runs start training (superseded ones get none)
     histories: list[list[dict]] = field(default_factory=list)
     results: list[TrainResult] = field(default_factory=list)

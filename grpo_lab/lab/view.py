@@ -39,7 +39,6 @@ class ViewTicker:
 
 
 STATUS_WORDS = {"waiting": "Starting", "running": "Running", "finished": "Finished", "failed": "Failed", "stopped": "Stopped"}
-COLORS = tuple(f"C{index}" for index in range(10))  # matplotlib's default colour cycle
 # an "i" in a circle drawn with CSS: the ⓘ character (U+24D8) is missing from many machines' fonts
 NOTE_MARK = (
     "<span style='display:inline-block;width:1.15em;height:1.15em;line-height:1.15em;border:1.5px solid currentColor;"
@@ -48,3 +47,72 @@ NOTE_MARK = (
 
 
 BAR_STYLES = {"waiting": "info", "running": "info", "finished": "success", "failed": "danger", "stopped": "warning"}
+
+# The page's own styles (one HTML widget with a <style>): 16 px text for the back row, readouts wide
+# enough for "1e-04", a focus ring that shows on Run, a selected baseline that stands out (white on
+# Okabe-Ito blue, 5.3:1), and in JupyterLab's dark theme the plot inverted (hues kept), not a white slab.
+PAGE_CSS = """<style>
+.grpo-lab, .grpo-lab .widget-label, .grpo-lab .widget-readout, .grpo-lab .widget-html-content,
+.grpo-lab .jupyter-button, .grpo-lab .lm-TabBar-tabLabel, .grpo-lab input { font-size: 16px; }
+.grpo-lab .widget-readout { min-width: 5.5em; overflow: visible; }
+.grpo-lab .jupyter-button:focus-visible, .grpo-lab .lm-TabBar-tab:focus-visible, .grpo-lab input:focus-visible {
+  outline: 3px solid #E69F00; outline-offset: 2px; }
+.grpo-lab .widget-toggle-button.mod-active { background: #0072B2; color: #fff; }
+body[data-jp-theme-light="false"] .grpo-lab img.grpo-plot { filter: invert(0.9) hue-rotate(180deg); }
+</style>"""
+
+# What ipywidgets leaves out for keyboard and screen-reader users, added in the page (JupyterLab and
+# Voila alike) by a script that runs once when the HTML widget is shown and again whenever the
+# widgets change: sliders named after their description and announcing their readout ("8", not the
+# option's index; "1e-4", not "-4.000000000000001"), toggle buttons with aria-pressed, the option
+# rows named after their label, the status line a live region, the plot described by its summary,
+# the tabs reachable with Tab and opened with Enter or Space.
+ACCESSIBILITY_SCRIPT = """
+if (!window.grpoLabAccessible) {
+  window.grpoLabAccessible = true;
+  const set = (element, name, value) => { if (element.getAttribute(name) !== value) element.setAttribute(name, value); };
+  const apply = () => {
+    document.querySelectorAll('.grpo-lab .noUi-handle').forEach(handle => {
+      const slider = handle.closest('.widget-slider');
+      if (!slider) return;
+      const label = slider.querySelector('.widget-label');
+      const readout = slider.querySelector('.widget-readout');
+      if (label) set(handle, 'aria-label', label.textContent.trim());
+      if (readout) set(handle, 'aria-valuetext', readout.textContent.trim());
+    });
+    document.querySelectorAll('.grpo-lab .widget-toggle-buttons').forEach(group => {
+      const row = group.parentElement && group.parentElement.querySelector(':scope > .widget-label');
+      set(group, 'role', 'group');
+      if (row) set(group, 'aria-label', row.textContent.trim());
+      group.querySelectorAll('button').forEach(button => set(button, 'aria-pressed', String(button.classList.contains('mod-active'))));
+    });
+    document.querySelectorAll('.grpo-lab .grpo-status').forEach(status => { set(status, 'role', 'status'); set(status, 'aria-live', 'polite'); });
+    document.querySelectorAll('.grpo-lab img.grpo-plot').forEach(plot => {
+      const summary = document.querySelector('.grpo-lab .grpo-summary');
+      set(plot, 'alt', 'Training curves of the runs: ' + (summary ? summary.textContent.trim() : ''));
+    });
+    document.querySelectorAll('.grpo-lab .grpo-tabs .lm-TabBar-tab').forEach(tab => {
+      set(tab, 'tabindex', '0');
+      if (!tab.grpoKeys) {
+        tab.grpoKeys = true;
+        tab.addEventListener('keydown', event => {
+          if (event.key !== 'Enter' && event.key !== ' ') return;
+          event.preventDefault();
+          const box = tab.getBoundingClientRect();
+          tab.dispatchEvent(new PointerEvent('pointerdown', {bubbles: true, button: 0, clientX: box.left + 5, clientY: box.top + 5}));
+          tab.dispatchEvent(new MouseEvent('mousedown', {bubbles: true, button: 0, clientX: box.left + 5, clientY: box.top + 5}));
+        });
+      }
+    });
+  };
+  let pending = false;
+  new MutationObserver(() => {
+    if (pending) return;
+    pending = true;
+    requestAnimationFrame(() => { pending = false; apply(); });
+  }).observe(document.body, {subtree: true, childList: true, attributes: true, attributeFilter: ['class'], characterData: true});
+  apply();
+}
+"""
+# an HTML widget's <script> does not run (it is set as innerHTML), an image's error handler does
+PAGE_EXTRAS = PAGE_CSS + "<img src='data:,' alt='' style='display:none' onerror=\"" + ACCESSIBILITY_SCRIPT.replace('"', "&quot;") + '">'

@@ -1,0 +1,93 @@
+"""How long a class waits for the Voila page: from opening it to the dashboard visible, and to its
+first run training live (the status line says "Running" at a step past 0). Voila is started as
+`make voila` starts it (the cells tagged voila-skip left out), on a copy of the lab notebook, in
+teaching mode (not fast mode: the class's run, 150 steps), and Debian's Chromium opens the page
+``--tabs`` times at once. The budget (DESIGN.md) is 10 s for one tab at load < 1, 12 s with three.
+
+    python benchmarks/bench_voila_startup.py [--tabs 1] [--repeats 2] [--all-cells]
+
+``--all-cells``: Voila runs every cell, the voila-skip ones too (the page as it was before them).
+
+Measurements, not assertions; the machine, its load average and the command are printed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path[:0] = [str(HERE), str(HERE.parent / "tests")]
+from bench_lab import load_average, machine  # noqa: E402
+from browser_helpers import CHROMIUM, CHROMIUM_ARGS, serve  # noqa: E402
+
+TIMEOUT_MS = 180_000
+LIVE_TIMEOUT_MS = 30_000  # after the page shows: run 1 takes about 5 s, so longer means it was over already
+TRAINING_LIVE = """() => {
+    const status = document.querySelector('.grpo-status');
+    const match = status && status.textContent.match(/Running run 1\\b.*step (\\d+)/);
+    return match && Number(match[1]) > 0;
+}"""
+
+
+def time_one_load(url: str, tabs: int) -> list[tuple[float, float | None]]:
+    """Open ``url`` in ``tabs`` pages at once; per page, seconds to the plot visible and to run 1
+    training live (None: run 1 had ended before the page showed it)."""
+    from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
+        try:
+            pages = [browser.new_page(viewport={"width": 1280, "height": 720}) for _ in range(tabs)]
+            started = time.perf_counter()
+            for page in pages:
+                page.goto(url, wait_until="commit", timeout=TIMEOUT_MS)
+            times = []
+            for page in pages:
+                page.wait_for_selector("img.grpo-plot[src^='data:'], img.grpo-plot[src^='blob:']", state="visible", timeout=TIMEOUT_MS)
+                visible = time.perf_counter() - started
+                try:
+                    page.wait_for_function(TRAINING_LIVE, timeout=LIVE_TIMEOUT_MS, polling=100)
+                    times.append((visible, time.perf_counter() - started))
+                except PlaywrightTimeoutError:
+                    times.append((visible, None))
+            return times
+        finally:
+            browser.close()
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--tabs", type=int, default=1, choices=range(1, 6), help="pages opened at once (1 to 5)")
+    parser.add_argument("--repeats", type=int, default=2, choices=range(1, 11), help="page loads, one server (1 to 10)")
+    parser.add_argument("--all-cells", action="store_true", help="run the voila-skip cells too (the page before they were skipped)")
+    args = parser.parse_args(argv)
+    if not Path(CHROMIUM).exists():
+        print(f"no Chromium at {CHROMIUM}: nothing measured")
+        return 1
+    print(f"machine: {machine()}; load average before: {load_average()}")
+    print(
+        f"command: python benchmarks/bench_voila_startup.py --tabs {args.tabs} --repeats {args.repeats}" + (" --all-cells" if args.all_cells else "")
+    )
+    visible, live = [], []
+    with tempfile.TemporaryDirectory() as workdir, serve("voila", Path(workdir), fast=False, voila_skip=not args.all_cells) as url:
+        for repeat in range(args.repeats):
+            for page, (seen, training) in enumerate(time_one_load(url, args.tabs), start=1):
+                live_words = f"{training:.1f} s" if training is not None else "never (run 1 was over when the page showed)"
+                print(f"load {repeat + 1}, tab {page}: dashboard visible {seen:.1f} s, run 1 training live {live_words}")
+                visible.append(seen)
+                if training is not None:
+                    live.append(training)
+    live_words = f"{statistics.median(live):.1f} s" if live else "never"
+    print(f"median over {len(visible)} pages: visible {statistics.median(visible):.1f} s, training live {live_words}")
+    print(f"load average after: {load_average()}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
