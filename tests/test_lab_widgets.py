@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import io
 import math
+import runpy
 import threading
 import time
 from dataclasses import replace
@@ -15,16 +16,18 @@ from pathlib import Path
 import nbformat
 import PIL.Image
 import pytest
+import traitlets.config
 
 import grpo_lab.lab.dashboard as dashboard_module
 from grpo_lab import GRPOLab, TrainConfig, train
 from grpo_lab.lab import build_controls, config_from_controls, explain_run, lab_measure_every, run_label, torch_threads
-from grpo_lab.lab.classroom import query_for_config, settings_from_query, without_voila_skip_cells
+from grpo_lab.lab.classroom import query_for_config, settings_from_query
 from grpo_lab.live_figure import LiveRunFigure, RunCurves
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 WAIT_SECONDS = 240  # generous: CI shares two cores with the other tests
 LAB_NOTEBOOK = Path(__file__).resolve().parents[1] / "notebooks" / "03_interactive_lab.ipynb"
+VOILA_PAGE_CONFIG = Path(__file__).resolve().parents[1] / "grpo_lab" / "lab" / "voila_page" / "voila.py"
 
 
 @pytest.fixture
@@ -343,7 +346,15 @@ def test_the_lab_opens_with_the_page_address_settings(make_lab):
     assert "group_size=16" in lab.share_link.value and "seeds=2" in lab.share_link.value
 
 
+def voila_page_hook():
+    """The prelaunch hook that the classroom page's Voila config file sets (as Voila loads it)."""
+    config = traitlets.config.Config()
+    runpy.run_path(str(VOILA_PAGE_CONFIG), init_globals={"get_config": lambda: config})
+    return config.VoilaConfiguration.prelaunch_hook
+
+
 def test_voila_leaves_out_every_cell_tagged_voila_skip_and_nothing_there_trains():
+    without_voila_skip_cells = voila_page_hook()
     notebook = nbformat.read(LAB_NOTEBOOK, as_version=4)
     page = without_voila_skip_cells(None, nbformat.from_dict(notebook), "")
     code = "\n".join(cell.source for cell in page.cells if cell.cell_type == "code")

@@ -1,8 +1,8 @@
-"""The lab as a class sees it in Voila: which cells the page leaves out (``without_voila_skip_cells``,
-Voila's prelaunch hook: cells tagged ``voila-skip`` are neither run nor shown, so nothing trains that
-the class did not ask for), and the lab's settings in the page's address (``settings_from_query``:
+"""The lab as a class sees it in Voila: the lab's settings in the page's address (``settings_from_query``:
 ``?group_size=2&baseline=mean`` opens the lab with those settings; ``query_for_config`` writes the
-address part back, so a teacher can hand a class a link).
+address part back, so a teacher can hand a class a link). Which cells the page leaves out (those
+tagged ``voila-skip``) is Voila's prelaunch hook, in voila_page/voila.py: the Jupyter server loads
+that file, and it must not import torch.
 
 Voila puts the page's query string in the kernel's environment (``QUERY_STRING``, with
 ``SERVER_SOFTWARE=voila/...``); ``page_query`` reads it, and is empty anywhere else.
@@ -14,11 +14,8 @@ import os
 import urllib.parse
 from dataclasses import fields, replace
 
-import nbformat
-
 from ..trainer import TrainConfig
 
-VOILA_SKIP_TAG = "voila-skip"
 SEEDS_KEY = "seeds"  # the lab's number of seeds, not a TrainConfig field
 MAX_QUERY_SEEDS = 5
 QUERY_KNOBS = (  # what a link may set: the lab's controls
@@ -41,12 +38,6 @@ QUERY_KNOBS = (  # what a link may set: the lab's controls
     "reference",
     "seed",
 )
-
-
-def without_voila_skip_cells(request_handler, notebook: nbformat.NotebookNode, cwd: str) -> nbformat.NotebookNode:
-    """Voila's ``prelaunch_hook``: the notebook without its cells tagged ``voila-skip``."""
-    notebook.cells = [cell for cell in notebook.cells if VOILA_SKIP_TAG not in cell.get("metadata", {}).get("tags", [])]
-    return notebook
 
 
 def page_query() -> str:
