@@ -15,29 +15,11 @@ import urllib.parse
 from dataclasses import fields, replace
 
 from ..trainer import TrainConfig
+from .controls import ADVANCED_CONTROLS
 
 SEEDS_KEY = "seeds"  # the lab's number of seeds, not a TrainConfig field
 MAX_QUERY_SEEDS = 5
-QUERY_KNOBS = (  # what a link may set: the lab's controls
-    "group_size",
-    "std_eps",
-    "baseline",
-    "prompts_per_step",
-    "steps",
-    "lr",
-    "critic_lr",
-    "kl_coef",
-    "clip_eps",
-    "reward",
-    "reward_offset",
-    "reward_scale",
-    "reward_noise",
-    "std_scope",
-    "eps_mode",
-    "skip_zero_std_groups",
-    "reference",
-    "seed",
-)
+QUERY_KNOBS = ("group_size", "std_eps", "baseline", *ADVANCED_CONTROLS)  # what a link may set: the lab's controls
 
 
 def page_query() -> str:
