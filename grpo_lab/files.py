@@ -227,6 +227,19 @@ def save_with_fallback(path: str | Path, save: Callable[[Path], object], fallbac
     raise SavedElsewhere(f"could not write {shortened(str(path))} ({reason}); it was saved to {fallback} instead", fallback)
 
 
+def read_strict_json(path: str | Path) -> object:
+    """The JSON in ``path``, read as standard JSON only: every problem is one ValueError whose text
+    says what is wrong (not JSON or not UTF-8, NaN or Infinity, "it is nested too deeply")."""
+
+    def refuse(token: str) -> None:
+        raise ValueError(f"it holds {token}, which JSON does not allow")
+
+    try:
+        return json.loads(Path(path).read_text(encoding="utf-8"), parse_constant=refuse)
+    except RecursionError:
+        raise ValueError("it is nested too deeply") from None
+
+
 def finite_json(value: object, where: str = "") -> tuple[object, list[str]]:
     """(a copy of ``value`` with every non-finite float replaced by None, the places replaced, as
     'history[3].explained_variance'). Dicts, lists and tuples are walked; numpy and torch scalars

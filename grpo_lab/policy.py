@@ -23,7 +23,7 @@ from . import paths
 from .devices import available_devices as available_devices  # moved to devices.py; still importable from here
 from .devices import resolve_device
 from .errors import ConfigError, shortened
-from .files import write_atomically
+from .files import read_strict_json, write_atomically
 from .paths import REFERENCE_NAMES
 from .task import EOS_ID, MAX_DIGITS, OPERATIONS, PAD_ID, VOCAB, Task
 
@@ -361,15 +361,9 @@ def shipped_checksums() -> dict[str, str]:
     if not CHECKSUMS_PATH.is_file():
         return {}
     restore = f"restore it with `git checkout {CHECKSUMS_PATH.name}` or regenerate the references with: python -m grpo_lab pretrain"
-
-    def refuse(token: str) -> None:
-        raise ValueError(f"it holds {token}, which JSON does not allow")
-
     try:
-        checksums = json.loads(CHECKSUMS_PATH.read_text(encoding="utf-8"), parse_constant=refuse)
-    except RecursionError:
-        raise ValueError(f"{CHECKSUMS_PATH} is not valid: it is nested too deeply; {restore}") from None
-    except ValueError as error:  # JSONDecodeError, UnicodeDecodeError and NaN are ValueErrors
+        checksums = read_strict_json(CHECKSUMS_PATH)
+    except ValueError as error:  # JSONDecodeError, UnicodeDecodeError, NaN and nesting are ValueErrors
         raise ValueError(f"{CHECKSUMS_PATH} is not valid JSON ({str(error).splitlines()[0][:80]}): {restore}") from None
     if not isinstance(checksums, dict):
         raise ValueError(f"{CHECKSUMS_PATH} is not valid: it holds a JSON {type(checksums).__name__}, not {{file name: SHA-256}}; {restore}")

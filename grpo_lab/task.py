@@ -21,7 +21,7 @@ import torch
 from . import paths
 from .config import REWARD_KINDS, TrainConfig
 from .errors import ConfigError
-from .files import write_atomically
+from .files import read_strict_json, write_atomically
 
 # the task grammar moved to task_spec.py; still importable from here
 from .task_spec import MAX_DIGITS as MAX_DIGITS
@@ -132,15 +132,9 @@ def read_eval_set(task: Task, path: Path) -> list[tuple[int, str, int]]:
     """The problems in the eval set file ``path``; one ValueError naming the file and what is wrong
     (not JSON, NaN, nested too deeply, another task, a problem that is not one of ``task``'s)."""
     restore = f"restore it (git checkout {path.name}) or regenerate it with: python -m grpo_lab pretrain"
-
-    def refuse(token: str) -> None:
-        raise ValueError(f"it holds {token}, which JSON does not allow")
-
     try:
-        data = json.loads(path.read_text(encoding="utf-8"), parse_constant=refuse)
-    except RecursionError:
-        raise ValueError(f"eval set {path} is not readable (nested too deeply): {restore}") from None
-    except ValueError as error:  # JSONDecodeError, UnicodeDecodeError, NaN
+        data = read_strict_json(path)
+    except ValueError as error:  # JSONDecodeError, UnicodeDecodeError, NaN, nesting
         reason = "empty" if not path.stat().st_size else str(error).splitlines()[0][:100]
         raise ValueError(f"eval set {path} is not readable ({reason}): {restore}") from None
     problems = data.get("problems") if isinstance(data, dict) else None

@@ -22,7 +22,7 @@ from typing import Any
 
 from .. import __version__, paths
 from ..errors import ConfigError
-from ..files import finite_json, json_text, write_atomically
+from ..files import finite_json, json_text, read_strict_json, write_atomically
 from ..trainer import TrainConfig
 from .catalog import DEFAULT_REGIME, EXPERIMENTS, REGIMES, in_regime
 from .measures import UNITS
@@ -306,16 +306,10 @@ def load_result(name: str, fast: bool = False, directory: str | Path | None = No
     remake = f"`python -m grpo_lab sweep {name}{in_regime_flag}" + (" --fast" if fast else "") + "`"
     if not path.is_file():
         raise FileNotFoundError(f"{path} does not exist: make it with {remake}")
-
-    def refuse(token: str) -> None:
-        raise ValueError(f"it holds {token}, which JSON does not allow")
-
     try:
-        result = json.loads(path.read_text(encoding="utf-8"), parse_constant=refuse)
+        result = read_strict_json(path)
         check_result(result)
-    except RecursionError:
-        raise UnreadableResultError(f"{path} is not a readable result (it is nested too deeply): remake it with {remake}") from None
-    except (ValueError, KeyError, TypeError) as error:  # JSONDecodeError and UnicodeDecodeError are ValueErrors
+    except (ValueError, KeyError, TypeError) as error:  # JSONDecodeError, UnicodeDecodeError, NaN and nesting are ValueErrors
         reason = "it is empty" if path.stat().st_size == 0 else str(error).splitlines()[0] or type(error).__name__
         raise UnreadableResultError(f"{path} is not a readable result ({reason}): remake it with {remake}") from None
     return upgrade_metric_names(result)
