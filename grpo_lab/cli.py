@@ -18,6 +18,7 @@ from tqdm import tqdm
 
 from .errors import ConfigError, shortened
 from .files import SavedElsewhere, check_destination, file_kind, json_text, save_with_fallback, write_atomically
+from .paths import REFERENCE_NAMES
 from .trainer import TrainConfig, train
 
 USAGE_ERROR = 2
@@ -111,7 +112,7 @@ def build_parser() -> argparse.ArgumentParser:
     sweep_parser.add_argument(
         "name", metavar="NAME", help="an experiment (see grpo_lab/experiments/catalog.py), 'all', or 'claims' (rebuild claims.md)"
     )
-    sweep_parser.add_argument("--seeds", type=int, default=None, help="seeds per cell (default: the experiment's own)")
+    sweep_parser.add_argument("--seeds", type=int, default=None, help="seeds per cell (default: the experiment's own, at most 3 outside the gentle regime)")
     sweep_parser.add_argument("--fast", action="store_true", help="the small version (CI); results go to data/results/fast/")
     sweep_parser.add_argument("--workers", type=int, default=2, help="worker processes (default 2)")
     sweep_parser.add_argument("--out", type=Path, default=None, help="write the results here instead of data/results/")
@@ -126,7 +127,7 @@ def build_parser() -> argparse.ArgumentParser:
     pretrain_parser = commands.add_parser("pretrain", help="regenerate data/: the eval sets and the reference policies")
     pretrain_parser.add_argument(
         "--only",
-        choices=("default", "weak", "sparse"),
+        choices=REFERENCE_NAMES,
         help="regenerate one reference policy only (default and weak are rebuilt only when named: see data/README.md)",
     )
     return parser

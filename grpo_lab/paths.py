@@ -24,7 +24,7 @@ def find_data_dir() -> Path:
 
 
 DATA_DIR = find_data_dir()
-REFERENCE_NAMES = ("default", "weak", "sparse")  # the shipped reference policies
+REFERENCE_NAMES = ("default", "weak", "sparse", "long")  # the shipped reference policies
 REFERENCE_DIR = DATA_DIR / "reference"  # {name}.pt and checksums.json
 EVAL_DIR = DATA_DIR / "eval"  # {task}.json, the held-out problems
 RESULTS_DIR = DATA_DIR / "results"  # cached experiments ({name}.json, .png), claims.md

@@ -25,12 +25,23 @@ from .devices import resolve_device
 from .errors import ConfigError, shortened
 from .files import read_strict_json, write_atomically
 from .paths import REFERENCE_NAMES
-from .task import EOS_ID, MAX_DIGITS, OPERATIONS, PAD_ID, VOCAB, Task
+from .task import EOS_ID, PAD_ID, VOCAB, Task
 
 DATA_DIR = paths.DATA_DIR
-_LONGEST_TASK = Task(MAX_DIGITS, OPERATIONS)
-# positions a policy must read for every task: the prompt, then each answer token but the last
-LONGEST_SEQUENCE = _LONGEST_TASK.prompt_length + _LONGEST_TASK.max_answer_length - 1
+
+
+def positions_needed(task: Task) -> int:
+    """Positions a policy must read to answer ``task``: the prompt, then each answer token but the last."""
+    return task.prompt_length + task.max_answer_length - 1
+
+
+def context_problem(policy: TinyTransformer, task: Task) -> str | None:
+    """Why ``policy`` cannot answer ``task`` (its context is too short), or None. The shipped
+    default.pt reads 16 positions (every task up to 3 digits); long.pt reads 24 (up to 5-digit addition)."""
+    needed = positions_needed(task)
+    if policy.config.max_len < needed:
+        return f"it needs {needed} positions and this policy reads at most max_len={policy.config.max_len} (reference 'long' reads 24)"
+    return None
 
 
 @dataclass(frozen=True)
@@ -412,8 +423,8 @@ def architecture_problem(config: dict) -> str | None:
         return f"its vocabulary has {merged['vocab_size']} tokens, the task's has {len(VOCAB)}"
     if merged["d_model"] % merged["n_heads"]:
         return f"its {merged['n_heads']} attention heads do not divide its width d_model={merged['d_model']}"
-    if merged["max_len"] < LONGEST_SEQUENCE:
-        return f"it reads at most max_len={merged['max_len']} tokens; the longest task needs {LONGEST_SEQUENCE}"
+    if merged["max_len"] < positions_needed(Task(1, "+")):
+        return f"it reads at most max_len={merged['max_len']} tokens; the shortest task needs {positions_needed(Task(1, '+'))}"
     return None
 
 

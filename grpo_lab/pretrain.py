@@ -8,7 +8,11 @@ model, we first train with plain cross-entropy on correct answers, and stop earl
   so most groups contain right and wrong answers and GRPO has signal;
 - ``weak``: stopped much earlier, so most groups are all wrong (frac_reward_zero_std near 1);
 - ``sparse``: the sparse-reward start of the experiments' ``sparse`` regime (catalog.REGIMES): the
-  first 20-step checkpoint of the same run whose greedy accuracy reaches 20% (measured: 260 steps).
+  first 20-step checkpoint of the same run whose greedy accuracy reaches 20% (measured: 260 steps);
+- ``long``: the start of the ``long-answer`` regime, on 5-digit addition (answers of 5-6 digits and
+  EOS: 6-7 tokens), with a 24-position context (the other references read 16, enough for 3 digits):
+  the first 500-step checkpoint of that run whose greedy accuracy reaches 20%, the sparse rule on a
+  coarser grid because the run is slow to start (measured by ``scripts/long_reference_scan.py``).
 
 ``python -m grpo_lab pretrain`` regenerates them deterministically on a CPU, always with one torch
 thread (``PRETRAIN_THREADS``): the floating-point sums of a matrix product depend on how many threads
@@ -41,18 +45,28 @@ class PretrainRecipe:
     name: str
     steps: int  # supervised steps, fixed so the file is reproducible
     task: str = "2d+"
+    max_len: int = PolicyConfig().max_len  # positions the policy reads (policy.positions_needed(task) at least)
     batch_size: int = 64
     lr: float = 3e-3
     seed: int = 0
 
 
+LONG_TASK, LONG_STEPS = "5d+", 3500  # the long-answer start: what first_checkpoint_reaching gives on the scan
+LONG_START_ACCURACY, LONG_CHECKPOINT_EVERY, LONG_SCAN_STEPS = 0.2, 500, 5000  # the rule, and the scan it reads
 PRETRAIN_THREADS = 1  # torch threads while pretraining: the same bytes on any machine with the same torch build
 RECIPES = {
     "default": PretrainRecipe("default", steps=320),
     "weak": PretrainRecipe("weak", steps=200),
     "sparse": PretrainRecipe("sparse", steps=260),
+    "long": PretrainRecipe("long", steps=LONG_STEPS, task=LONG_TASK, max_len=24),
 }
 SHIPPED_BEFORE_THREAD_RECORD = ("default", "weak")  # built before checkpoints recorded their threads: not rebuilt bit for bit
+
+
+def first_checkpoint_reaching(scan: dict, accuracy: float = LONG_START_ACCURACY) -> int | None:
+    """The first checkpoint of a scan (data/results/regimes/long-reference-scan.json: {"checkpoints":
+    [{"step", "eval_accuracy"}]}) whose greedy accuracy is at least ``accuracy``, or None."""
+    return next((point["step"] for point in scan["checkpoints"] if point["eval_accuracy"] >= accuracy), None)
 
 
 def supervised_batch(task: Task, sampler: ProblemSampler, batch_size: int) -> tuple[torch.Tensor, torch.Tensor]:
@@ -68,21 +82,23 @@ def supervised_batch(task: Task, sampler: ProblemSampler, batch_size: int) -> tu
     return sequences, target_mask
 
 
-def pretrain(recipe: PretrainRecipe, progress=None) -> tuple[TinyTransformer, float]:
+def pretrain(recipe: PretrainRecipe, progress=None, after_step=None) -> tuple[TinyTransformer, float]:
     """Train a fresh TinyTransformer with cross-entropy, on ``PRETRAIN_THREADS`` torch threads;
-    returns (policy, greedy eval accuracy)."""
+    returns (policy, greedy eval accuracy). ``after_step(step, policy)``, if given, is called after
+    every step (the checkpoint scans evaluate there: greedy evaluation changes no state, so a scan's
+    checkpoint at step N is the policy ``pretrain`` gives for N steps)."""
     with torch_threads(PRETRAIN_THREADS):
-        return pretrain_on_this_thread_count(recipe, progress)
+        return pretrain_on_this_thread_count(recipe, progress, after_step)
 
 
-def pretrain_on_this_thread_count(recipe: PretrainRecipe, progress=None) -> tuple[TinyTransformer, float]:
+def pretrain_on_this_thread_count(recipe: PretrainRecipe, progress=None, after_step=None) -> tuple[TinyTransformer, float]:
     """``pretrain`` with however many torch threads are set (a different count gives different weights)."""
     torch.manual_seed(recipe.seed)
     task = Task.parse(recipe.task)
-    policy = TinyTransformer(PolicyConfig())
+    policy = TinyTransformer(PolicyConfig(max_len=recipe.max_len))
     optimizer = torch.optim.AdamW(policy.parameters(), lr=recipe.lr, weight_decay=0.01)
     sampler = ProblemSampler(task, seed=recipe.seed + 100)
-    for _ in range(recipe.steps):
+    for step in range(1, recipe.steps + 1):
         sequences, target_mask = supervised_batch(task, sampler, recipe.batch_size)
         logits = policy(sequences[:, :-1])
         losses = F.cross_entropy(logits.transpose(1, 2), sequences[:, 1:], reduction="none")
@@ -92,6 +108,8 @@ def pretrain_on_this_thread_count(recipe: PretrainRecipe, progress=None) -> tupl
         optimizer.step()
         if progress is not None:
             progress.update(1)
+        if after_step is not None:
+            after_step(step, policy)
     policy.eval()
     return policy, greedy_accuracy(policy, task, torch.device("cpu"))
 

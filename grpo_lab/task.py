@@ -111,12 +111,21 @@ def eval_path(task: Task) -> Path:
     return DATA_DIR / "eval" / f"{task.name}.json"
 
 
+PERMUTED_PROBLEM_SPACE = 10**7  # eval sets of problem spaces up to this size come from one seeded permutation
+
+
 def generate_eval_problems(task: Task, seed: int = 1234) -> list[tuple[int, str, int]]:
     """The held-out set: EVAL_SET_SIZE distinct problems (all of them for 1-digit tasks)."""
     generator = torch.Generator().manual_seed(seed)
     total = task.num_problems()
     size = min(EVAL_SET_SIZE, total)
-    indices = torch.randperm(total, generator=generator)[:size].sort().values.tolist()
+    if total <= PERMUTED_PROBLEM_SPACE:  # the 1-3 digit sets, as they shipped
+        indices = torch.randperm(total, generator=generator)[:size].sort().values.tolist()
+    else:  # 4-5 digits: a permutation of 10^8+ indices would take gigabytes; draw distinct indices instead
+        chosen: set[int] = set()
+        while len(chosen) < size:
+            chosen.update(torch.randint(0, total, (size,), generator=generator).tolist()[: size - len(chosen)])
+        indices = sorted(chosen)
     return [task.problem(index) for index in indices]
 
 

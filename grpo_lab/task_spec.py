@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from .errors import ConfigError
 
 OPERATIONS = "+-*"
-MAX_DIGITS = 3
+MAX_DIGITS = 5  # 5-digit addition is the long-answer regime's task (6-7 answer tokens); a policy must also read the task (policy.context_problem)
 
 
 @dataclass(frozen=True)

@@ -38,7 +38,7 @@ from .evaluation import greedy_accuracy, greedy_correct
 from .files import finite_json
 from .losses import aggregate, kl_k3, policy_loss_terms
 from .mc_value import mc_prefix_values
-from .policy import TinyTransformer, load_reference_policy, resolve_device, token_logprobs
+from .policy import TinyTransformer, context_problem, load_reference_policy, resolve_device, token_logprobs
 from .probes import gradient_noise, per_group_gradients, probe_chunks
 from .rollout import Rollout, rollout
 from .task import ProblemSampler, RewardModel, Task
@@ -157,6 +157,9 @@ def start_run(config: TrainConfig) -> tuple[RunState, ProblemSampler]:
     task = Task.parse(config.task)
     torch.manual_seed(config.seed)
     reference = load_reference_policy(config.reference, device).eval()
+    problem = context_problem(reference, task)
+    if problem is not None:
+        raise ConfigError("task", config.task, f"with reference {config.reference!r}, {problem}: choose a shorter task or a reference that reads it")
     for parameter in reference.parameters():
         parameter.requires_grad_(False)
     policy = copy.deepcopy(reference).train()

@@ -14,6 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from ..pretrain import LONG_TASK
 from ..trainer import TrainConfig
 from .stats import compare
 
@@ -495,7 +496,10 @@ REGIME_RULE = (
     "gentle: today's defaults (lr 1e-4, default.pt, 51% greedy); the scan's best late accuracy is also at 1e-4, so a 'tuned' regime would be this one. "
     "large-step: the largest lr of the scan at which every seed still ends above its start (late accuracy > initial), "
     "so learning goes on but large falls are possible. "
-    "sparse: the gentle lr from sparse.pt, the first 20-step checkpoint of the default pretraining recipe at or above 20% greedy accuracy (0.297)."
+    "sparse: the gentle lr from sparse.pt, the first 20-step checkpoint of the default pretraining recipe at or above 20% greedy accuracy (0.297). "
+    "long-answer: the gentle lr on 5-digit addition (answers of 6-7 tokens with EOS, against 3-4 for 2 digits) from long.pt, "
+    "the first 500-step checkpoint of the long pretraining recipe at or above 20% greedy accuracy "
+    "(`python scripts/long_reference_scan.py`, data/results/regimes/long-reference-scan.json)."
 )
 
 
@@ -504,11 +508,16 @@ class Regime:
     """A named set of TrainConfig values every experiment can run in (``sweep NAME --regime R``).
     train: TrainConfig overrides under every cell's own (a cell that sets a knob keeps its value: e.g.
     sigma-to-zero's weak-reference cells stay on weak.pt, small-group-remedies' 'lr 3e-5' stays 3e-5);
-    why: its line of REGIME_RULE."""
+    why: its line of REGIME_RULE; max_seeds: at most this many seeds per cell by default (0: each
+    experiment's own), so that ``sweep all`` over every regime fits its time budget (data/results/README.md)."""
 
     name: str
     train: dict
     why: str
+    max_seeds: int = 0
+
+    def default_seeds(self, experiment_seeds: int) -> int:
+        return min(experiment_seeds, self.max_seeds) if self.max_seeds else experiment_seeds
 
 
 def scan_runs_by_lr(scan: dict) -> dict[float, list[dict]]:
@@ -533,12 +542,25 @@ def large_step_lr(scan: dict) -> float:
 
 # what best_lr and large_step_lr give on data/results/regimes/lr-scan.json (tests/test_experiments.py checks the file still says so)
 BEST_LR, LARGE_STEP_LR = 1e-4, 1e-3
+OTHER_REGIME_SEEDS = 3  # seeds per cell outside the gentle regime (the time budget); every verdict states its power
+LONG_START = 0.277  # long.pt's greedy accuracy on the 5d+ eval set (its metadata; tests/test_regimes.py checks)
 REGIMES: dict[str, Regime] = {
     r.name: r
     for r in (
         Regime("gentle", {}, "today's defaults, lr 1e-4 from default.pt: every cached result in data/results/ is this regime"),
-        Regime("large-step", {"lr": LARGE_STEP_LR}, f"lr {LARGE_STEP_LR:g}, the largest lr of the scan at which the default config still learns"),
-        Regime("sparse", {"lr": BEST_LR, "reference": "sparse"}, f"lr {BEST_LR:g} from sparse.pt, a 30%-accurate start"),
+        Regime(
+            "large-step",
+            {"lr": LARGE_STEP_LR},
+            f"lr {LARGE_STEP_LR:g}, the largest lr of the scan at which the default config still learns",
+            OTHER_REGIME_SEEDS,
+        ),
+        Regime("sparse", {"lr": BEST_LR, "reference": "sparse"}, f"lr {BEST_LR:g} from sparse.pt, a 30%-accurate start", OTHER_REGIME_SEEDS),
+        Regime(
+            "long-answer",
+            {"lr": BEST_LR, "reference": "long", "task": LONG_TASK},
+            f"lr {BEST_LR:g} on {LONG_TASK} (6-7 token answers) from long.pt, a {LONG_START:.0%}-accurate start",
+            OTHER_REGIME_SEEDS,
+        ),
     )
 }
 DEFAULT_REGIME = "gentle"
@@ -551,11 +573,13 @@ def experiments_in(regime: str) -> list[str]:
 
 def in_regime(config: dict, regime: str) -> dict:
     """A cell's config in ``regime``: the regime's TrainConfig values under the cell's own ``train``
-    overrides; a fixed-policy unit (no ``train``) gets them as ``regime_train`` (its policy's reference
-    and the half-trained policy's lr). The gentle regime leaves the config as it is (cached results stay valid)."""
+    overrides (a cell that sets its own reference also keeps its own task); a fixed-policy unit (no ``train``)
+    gets them as ``regime_train`` (its policy's reference and task, the half-trained policy's lr). The gentle regime leaves the config as it is (cached results stay valid)."""
     values = REGIMES[regime].train
     if not values:
         return config
     if "train" in config:
+        if "reference" in config["train"]:  # a cell's own start keeps its own task too (weak.pt reads 2-digit addition)
+            values = {knob: value for knob, value in values.items() if knob != "task"}
         return {**config, "train": {**values, **config["train"]}}
     return {**config, "regime_train": dict(values)}

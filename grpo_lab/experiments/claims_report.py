@@ -57,6 +57,8 @@ def power_line(finding: Finding) -> str:
 
 def regime_finding(claim: Claim, results: dict, regime: str) -> Finding:
     """The claim's finding in ``regime``; 'not tested' with the reason where an experiment it needs runs in the gentle regime only."""
+    if claim.regimes and regime not in claim.regimes:
+        return Finding("—", UNTESTED, claim.reason)
     skipped = [name for name in claim.experiments if name not in experiments_in(regime)]
     if skipped:
         return Finding("—", UNTESTED, "; ".join(f"`{name}` runs in the gentle regime only: {EXPERIMENTS[name].gentle_only}" for name in skipped))

@@ -202,6 +202,16 @@ def regime_json(config: dict) -> str:
     return json.dumps(config.get("regime_train", {}), sort_keys=True)
 
 
+def regime_task(regime_train: str) -> Task:
+    """The task a fixed-policy unit poses: the regime's (its TrainConfig values as JSON), else the default."""
+    return Task.parse(json.loads(regime_train).get("task", TrainConfig().task))
+
+
+def cell_task(config: dict) -> Task:
+    """The task of a fixed-policy cell, in the cell's regime (catalog.in_regime)."""
+    return regime_task(regime_json(config))
+
+
 def batch_group_gradients(policy: TinyTransformer, groups: dict, advantages: torch.Tensor, group_size: int, max_len: int) -> torch.Tensor:
     """The GRPO loss's gradient for each group of a sampled batch under the given advantages
     [P, G] (one pass, no KL: the ratio is 1), [P, n_params] (trainer.group_gradients)."""
@@ -219,7 +229,7 @@ def reference_gradient(
     estimate; z-scoring's is not). Returns (gradient [n_params], the cosine between its two halves,
     a check of how well it is estimated: 1 would be noise-free)."""
     policy = fixed_policy(policy_name, half_trained_steps, regime_train)
-    task = Task.parse("2d+")
+    task = regime_task(regime_train)
     generator = torch.Generator().manual_seed(99_991)
     groups = rollout(policy, ProblemSampler(task, 99_991), RewardModel(), prompts, group_size, task.max_answer_length, 1.0, generator)
     advantages = compute_advantages(groups["rewards"], "rloo")
@@ -246,7 +256,7 @@ def variance_unit(config: dict, seed: int) -> dict:
     - grad_var: trace Var of a batch gradient (raw, scale-dependent: z-scored advantages are larger)
     """
     policy = cell_policy(config)
-    task, G, P = Task.parse("2d+"), config["group_size"], config["prompts"]
+    task, G, P = cell_task(config), config["group_size"], config["prompts"]
     reference, reference_split_cosine = reference_gradient(
         config["policy"], config["half_trained_steps"], config["reference_prompts"], config["reference_group_size"], regime_json(config)
     )
@@ -300,7 +310,7 @@ def difficulty_weights_unit(config: dict, seed: int) -> dict:
     'easy' ones).
     """
     policy = cell_policy(config)
-    task, G, P = Task.parse("2d+"), config["group_size"], config["prompts"]
+    task, G, P = cell_task(config), config["group_size"], config["prompts"]
     problems, reward_model = ProblemSampler(task, seed + 5000), RewardModel()
     generator = torch.Generator().manual_seed(seed + 5000)
     counts, hard, norms = [], [], {baseline: [] for baseline in config["baselines"]}
@@ -459,7 +469,7 @@ def critic_fit_unit(config: dict, seed: int) -> dict:
     critic_updates. Series: updates, ev_prompt, ev_token, train_ev_token at each measurement.
     """
     policy = cell_policy(config)
-    task = Task.parse("2d+")
+    task = cell_task(config)
     max_len = task.max_answer_length
     settings = TrainConfig.from_dict({**config["critic"], "baseline": "critic", "group_size": 1})
     generator = torch.Generator().manual_seed(seed + 31_337)  # every response below, held out and trained on, in this order

@@ -125,7 +125,7 @@ def run_experiment(
     Returns the result dict (the schema in this module's docstring); ``write_result`` saves it."""
     check_options(name, seeds, workers, regime)
     spec = EXPERIMENTS[name]
-    seeds = seeds or (spec.fast_seeds if fast else spec.seeds)
+    seeds = seeds or (spec.fast_seeds if fast else REGIMES[regime].default_seeds(spec.seeds))
     cells = [{**cell, "config": in_regime(cell["config"], regime)} for cell in spec.grid(fast)]
     # identical configs (e.g. G=16 with 8 prompts in both regimes of group-size) run once
     unique: dict[str, int] = {}
