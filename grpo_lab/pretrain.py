@@ -22,8 +22,8 @@ checkpoint records the thread count and the torch version it was built with.
 
 ``default.pt`` and ``weak.pt`` predate that record and are not rebuilt bit for bit by this code on
 any thread count tried (data/README.md, "Rebuilding the references"); every cached result depends on
-them, so they stay as shipped. ``sparse.pt`` and later references are rebuilt bit for bit
-(``tests/test_task_policy.py::test_pretrain_rebuilds_the_sparse_reference_bit_for_bit``).
+them, so they stay as shipped. ``sparse.pt`` and ``long.pt`` are rebuilt bit for bit
+(``tests/test_task_policy.py::test_pretrain_rebuilds_the_later_references_bit_for_bit``).
 """
 
 from __future__ import annotations

@@ -363,3 +363,41 @@ def test_find_the_bug_passes_only_the_batch_mean_line(capsys):
         check_find_the_bug(line)
         out = capsys.readouterr().out
         assert ("PASS" in out) == (line == BUGGY_LINE), (line, out)
+
+
+# exercises worked out by hand: exercise name -> (checker, the name the solution defines, a plausible wrong answer)
+BY_HAND = {
+    "02c_rloo_by_hand": (exercises.check_rloo_by_hand, "rloo_by_hand", {"right": 0.75, "wrong": -0.25, "ratio_to_mean": 1.0}),
+    "02_k3_by_hand": (  # x taken the wrong way round (pi / pi_ref): k3 of the two tokens swapped
+        exercises.check_k3_by_hand,
+        "k3_by_hand",
+        {"k1_liked": 1.0986, "k3_liked": 0.9014, "k1_disliked": -1.0986, "k3_disliked": 0.4319},
+    ),
+}
+
+
+@pytest.mark.parametrize("name", BY_HAND)
+def test_by_hand_exercises_pass_the_solution_and_fail_a_plausible_slip(name, capsys):
+    checker, symbol, wrong = BY_HAND[name]
+    checker(solution(name, symbol))
+    assert f"[{name}] PASS" in capsys.readouterr().out
+    checker(None)
+    assert f"[{name}] NOT ATTEMPTED" in capsys.readouterr().out
+    checker(wrong)
+    out = capsys.readouterr().out
+    assert f"[{name}] FAIL" in out and "Hint:" in out
+    checker({"right": 1.0})
+    assert "exactly the keys" in capsys.readouterr().out
+
+
+def test_a_live_comparison_trains_each_run_and_reads_its_verdict_from_the_runs(capsys):
+    from grpo_lab.course.live import comparison_line, late_accuracy, live_comparison
+
+    runs = live_comparison({"eps 1e-4": {"reference": "weak", "std_eps": 1e-4}, "eps 0": {"reference": "weak", "std_eps": 0.0}}, steps=3)
+    out = capsys.readouterr().out
+    assert [label for label, _ in runs] == ["eps 1e-4", "eps 0"] and "eps 0" in out and "failed: " in out and "std_eps is 0" in out
+    assert "cannot be compared" in out
+    history = [{"step": 0, "eval_accuracy": 0.5}, {"step": 5, "eval_accuracy": 0.6}, {"step": 10, "eval_accuracy": 0.7}]
+    assert late_accuracy(history) == 0.7
+    assert "ends 0.100 above" in comparison_line("a", 0.7, "b", 0.6) and "about the same" in comparison_line("a", 0.61, "b", 0.6)
+    assert "about the same" not in comparison_line("a", 0.63, "b", 0.6)

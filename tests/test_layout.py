@@ -78,7 +78,7 @@ def test_the_moved_names_are_still_importable_where_they_were():
     from grpo_lab.trainer import memory_problem, probe_chunks
 
     assert public is TrainConfig is from_trainer
-    assert Task.parse("2d+").digits == 2 and MAX_DIGITS == 3 and OPERATIONS == "+-*"
+    assert Task.parse("2d+").digits == 2 and MAX_DIGITS == 5 and OPERATIONS == "+-*"
     assert "seq_mean" in LOSS_AGGREGATIONS and "exact" in REWARD_KINDS and "default" in REFERENCE_NAMES
     assert resolve_device("cpu").type == "cpu" and "cpu" in available_devices()
     assert memory_problem(TrainConfig()) is None and probe_chunks(16) == 4

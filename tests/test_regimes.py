@@ -13,6 +13,7 @@ from grpo_lab.experiments.catalog import (
     DEFAULT_REGIME,
     EXPERIMENTS,
     LARGE_STEP_LR,
+    LONG_START,
     REGIMES,
     best_lr,
     in_regime,
@@ -35,6 +36,31 @@ def test_the_regime_constants_are_what_the_rule_gives_on_the_recorded_scan():
     assert REGIMES["large-step"].train["lr"] == LARGE_STEP_LR and REGIMES["sparse"].train == {"lr": BEST_LR, "reference": "sparse"}
 
 
+def test_the_long_answer_start_is_what_its_rule_gives_on_the_recorded_pretraining_scan():
+    from dataclasses import asdict
+
+    from grpo_lab.policy import load_reference_policy
+    from grpo_lab.pretrain import LONG_STEPS, LONG_TASK, RECIPES, first_checkpoint_reaching
+
+    scan = json.loads((RESULTS_DIR / "regimes" / "long-reference-scan.json").read_text())
+    assert scan["command"] == "python scripts/long_reference_scan.py"
+    assert {**scan["recipe"], "steps": LONG_STEPS} == {key: value for key, value in asdict(RECIPES["long"]).items() if key != "name"}
+    assert first_checkpoint_reaching(scan) == LONG_STEPS == scan["chosen_steps"]
+    assert first_checkpoint_reaching({"checkpoints": [{"step": 500, "eval_accuracy": 0.1}, {"step": 1000, "eval_accuracy": 0.25}]}) == 1000
+    reached = next(point["eval_accuracy"] for point in scan["checkpoints"] if point["step"] == LONG_STEPS)
+    assert load_reference_policy("long").metadata["eval_accuracy"] == reached == pytest.approx(LONG_START, abs=5e-4)
+    assert REGIMES["long-answer"].train == {"lr": BEST_LR, "reference": "long", "task": LONG_TASK}
+
+
+def test_a_policy_too_short_for_a_task_is_one_clear_error_and_long_pt_reads_it():
+    from grpo_lab.trainer import TrainConfig, train
+
+    with pytest.raises(ValueError, match=r"task='5d\+' is not valid: with reference 'default', it needs 19 positions .* max_len=16"):
+        train(TrainConfig(task="5d+", steps=1, eval_every=0, probe_every=0))
+    result = train(TrainConfig(task="5d+", reference="long", steps=1, eval_every=1, probe_every=0, prompts_per_step=2, group_size=2))
+    assert result.status == "finished" and result.history[0]["eval_accuracy"] == pytest.approx(LONG_START, abs=5e-4)
+
+
 def test_the_rule_reads_the_scan_not_a_constant():
     runs = [
         {"lr": lr, "seed": 0, "initial_eval_accuracy": 0.5, "late_eval_accuracy": late}
@@ -47,6 +73,9 @@ def test_a_regime_sits_under_each_cells_own_overrides_and_gentle_changes_nothing
     cell = {"kind": "train", "train": {"steps": 10, "reference": "weak"}}
     assert in_regime(cell, DEFAULT_REGIME) is cell
     assert in_regime(cell, "sparse")["train"] == {"lr": BEST_LR, "reference": "weak", "steps": 10}  # the cell's weak.pt stays
+    long_cell = in_regime(cell, "long-answer")["train"]  # weak.pt reads 2-digit addition: the cell keeps its task too
+    assert long_cell == {"lr": BEST_LR, "reference": "weak", "steps": 10}
+    assert in_regime({"kind": "train", "train": {"steps": 10}}, "long-answer")["train"]["task"] == "5d+"
     fixed = {"kind": "variance", "policy": "reference", "half_trained_steps": 3}
     assert in_regime(fixed, "sparse")["regime_train"] == {"lr": BEST_LR, "reference": "sparse"}
     for experiment in EXPERIMENTS.values():  # every cell of every experiment takes every regime
@@ -158,3 +187,22 @@ def test_sweep_in_a_regime_writes_its_own_folder_and_claims_md_gets_its_column(t
     text = (tmp_path / "claims.md").read_text()
     assert "| verdict: gentle | verdict: large-step |" in text and "**In the large-step regime**" in text
     assert "not run yet: `python -m grpo_lab sweep group-size --regime large-step`" in text
+
+
+def test_each_reference_is_listed_with_the_task_it_learned_and_the_lab_offers_only_its_tasks_references():
+    from grpo_lab.lab.controls import build_controls
+    from grpo_lab.paths import REFERENCE_NAMES, REFERENCE_TASKS
+    from grpo_lab.policy import load_reference_policy
+    from grpo_lab.trainer import TrainConfig
+
+    for name in REFERENCE_NAMES:
+        assert load_reference_policy(name).metadata.get("task", "2d+") == REFERENCE_TASKS[name], name
+    assert "long" not in build_controls(TrainConfig())["reference"].options
+
+
+def test_the_labs_regime_presets_are_the_regimes():
+    from grpo_lab.experiments.catalog import LARGE_STEP_LR as RULE_LR
+    from grpo_lab.lab.controls import LARGE_STEP_LR, PRESETS
+
+    assert LARGE_STEP_LR == RULE_LR == REGIMES["large-step"].train["lr"]
+    assert all(run["reference"] == "sparse" for run in PRESETS["30% start: G = 2 vs 16"])

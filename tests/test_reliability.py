@@ -37,6 +37,7 @@ from grpo_lab.experiments import UnreadableResultError, load_result, write_resul
 from grpo_lab.experiments.claims_report import available_results
 from grpo_lab.files import check_destination, finite_json, json_text, write_atomically
 from grpo_lab.memory import BASE_BYTES, step_bytes
+from grpo_lab.paths import REFERENCE_NAMES
 from grpo_lab.policy import (
     PolicyConfig,
     TinyTransformer,
@@ -56,7 +57,7 @@ MPS_ABSENT = not torch.backends.mps.is_available()
 
 # every knob, with values that must be refused: wrong types first, then out of range
 BAD_VALUES = {
-    "task": ["5d+", "", "2d/", 2, None],
+    "task": ["6d+", "", "2d/", 2, None],
     "reference": ["best", "missing.pt", None, 1],
     "group_size": [1, 257, "8", 8.0, True, None],
     "prompts_per_step": [0, 1025, "16", 16.0, True],
@@ -365,7 +366,7 @@ def test_truncated_checkpoint_is_refused(tmp_path):
 
 def test_shipped_checksums_match_the_shipped_files():
     checksums = json.loads((ROOT / "data" / "reference" / "checksums.json").read_text())
-    for name in ("default", "weak", "sparse"):
+    for name in REFERENCE_NAMES:
         path = reference_path(name)
         assert checksums[path.name] == hashlib.sha256(path.read_bytes()).hexdigest(), path
 

@@ -36,7 +36,8 @@ from grpo_lab.trainer import TrainConfig, train
 def test_task_spec_parsing():
     assert Task.parse("2d+") == Task(2, "+")
     assert Task.parse("1d*-+") == Task(1, "+-*")  # ops are normalised to a fixed order
-    for bad in ("4d+", "2d/", "d+", "2+"):
+    assert Task.parse("5d+") == Task(5, "+")  # the long-answer regime's task
+    for bad in ("6d+", "2d/", "d+", "2+"):
         with pytest.raises(ValueError, match=re.escape(f"task={bad!r} is not valid")):
             Task.parse(bad)
 
@@ -269,7 +270,7 @@ def test_reference_policies_have_documented_accuracy():
 def test_shipped_eval_sets_match_their_generator():
     from grpo_lab.task import generate_eval_problems
 
-    for spec in ("1d+", "2d+", "3d+-*"):
+    for spec in ("1d+", "2d+", "3d+-*", "4d*", "5d+"):  # 4-5 digits: distinct seeded draws, not a permutation
         task = Task.parse(spec)
         assert eval_problems(task) == generate_eval_problems(task)
 
@@ -284,26 +285,27 @@ def test_pretraining_is_deterministic():
         assert torch.equal(a, b)
 
 
-@pytest.mark.slow  # pretrains 260 steps (about 5 s)
-def test_pretrain_rebuilds_the_sparse_reference_bit_for_bit(tmp_path):
+@pytest.mark.slow  # pretrains 260 steps (about 5 s) and 3,500 steps (about 45 s)
+@pytest.mark.parametrize("name", ["sparse", "long"])
+def test_pretrain_rebuilds_the_later_references_bit_for_bit(tmp_path, name):
     """References built since checkpoints record their threads rebuild to the shipped bytes, whatever
     thread count the caller has set (pretrain pins its own); default.pt and weak.pt do not (data/README.md)."""
 
     from grpo_lab.policy import reference_path, save_policy, sha256_of, shipped_checksums
     from grpo_lab.pretrain import PRETRAIN_THREADS, RECIPES, pretrain
 
-    shipped = torch.load(reference_path("sparse"), weights_only=True)
+    shipped = torch.load(reference_path(name), weights_only=True)
     assert shipped["metadata"]["torch_threads"] == PRETRAIN_THREADS
     previous = torch.get_num_threads()
     torch.set_num_threads(2)
     try:
-        policy, accuracy = pretrain(RECIPES["sparse"])
+        policy, accuracy = pretrain(RECIPES[name])
         assert torch.get_num_threads() == 2  # restored
     finally:
         torch.set_num_threads(previous)
     assert accuracy == shipped["metadata"]["eval_accuracy"]
-    rebuilt = save_policy(policy, tmp_path / "sparse.pt", shipped["metadata"])
-    assert sha256_of(rebuilt) == shipped_checksums()["sparse.pt"]
+    rebuilt = save_policy(policy, tmp_path / f"{name}.pt", shipped["metadata"])
+    assert sha256_of(rebuilt) == shipped_checksums()[f"{name}.pt"]
 
 
 def test_plain_pretrain_leaves_the_references_every_cached_result_starts_from(monkeypatch):
@@ -316,5 +318,5 @@ def test_plain_pretrain_leaves_the_references_every_cached_result_starts_from(mo
     monkeypatch.setattr(pretrain_module, "write_reference", lambda name, bar: (rebuilt.append(name), (reference_path(name), 0.0))[1])
     monkeypatch.setattr(task_module, "write_eval_set", lambda task: None)
     assert main(["pretrain"]) == 0
-    assert rebuilt == ["sparse"]  # default.pt and weak.pt do not rebuild bit for bit (data/README.md): only by name
-    assert main(["pretrain", "--only", "weak"]) == 0 and rebuilt == ["sparse", "weak"]
+    assert rebuilt == ["sparse", "long"]  # default.pt and weak.pt do not rebuild bit for bit (data/README.md): only by name
+    assert main(["pretrain", "--only", "weak"]) == 0 and rebuilt == ["sparse", "long", "weak"]

@@ -31,7 +31,7 @@ def without_time(history):
         ({"lr": 0.0}, "lr=0.0 is not valid: must be in (0, 1]"),
         ({"critic_lr": float("nan")}, "critic_lr=nan is not valid: must be in (0, 1]"),
         ({"steps": 0}, "steps=0 is not valid"),
-        ({"task": "5d+"}, "task='5d+' is not valid"),
+        ({"task": "6d+"}, "task='6d+' is not valid"),
         ({"reference": "missing.pt"}, "reference='missing.pt' is not valid"),
         ({"loss_agg": "sum"}, "loss_agg='sum' is not valid: choose one of seq_mean, token_mean, token_sum_norm"),
         ({"micro_batch_size": -1}, "micro_batch_size=-1 is not valid"),

@@ -138,6 +138,15 @@ def cached_results() -> dict:
     return available_results(results_folder())
 
 
+def regime_results() -> dict[str, dict]:
+    """{regime: {name: result}} of the cached results of every regime (catalog.REGIMES) that has some, the gentle one first."""
+    from ..experiments.catalog import DEFAULT_REGIME, REGIMES
+    from ..experiments.claims_report import available_results
+
+    found = {regime: available_results(results_folder(), regime=regime) for regime in REGIMES}
+    return {regime: results for regime, results in found.items() if results or regime == DEFAULT_REGIME}
+
+
 def results_sources(results: dict | None = None) -> list[str]:
     """One line per result the drill reads: its folder, whether it is a --fast run, when and by which command it was made."""
     results = cached_results() if results is None else results
@@ -153,8 +162,10 @@ def result_setting(name: str, results: dict, language: str = "en") -> str:
     """The setting one experiment's numbers hold in, from its result file: its regime (when the result names
     one), its default task, reference policy and learning rate (a cell may change one: its label says so),
     seeds and whether it was a --fast run; in English or Chinese."""
+    from ..experiments.catalog import REGIMES
+
     result = results[name]
-    train = result.get("train_defaults", {})
+    train = {**result.get("train_defaults", {}), **(REGIMES[result["regime"]].train if result.get("regime") in REGIMES else {})}
     fast = bool(result.get("fast"))
     if language == "en":
         words = {"regime": "regime", "task": "task", "reference": "reference", "lr": "lr"}
@@ -169,17 +180,25 @@ def result_setting(name: str, results: dict, language: str = "en") -> str:
     return name + colon + separator.join([*parts, run])
 
 
-def findings(keys: list[str] | None = None, results: dict | None = None) -> list[tuple]:
+def findings(keys: list[str] | None = None, results: dict | None = None, regime: str = "gentle") -> list[tuple]:
     """(claim, finding) for the claims with these keys (all when None), in the order given, from
-    ``results`` (default: the cached results)."""
-    from ..experiments.claims import CLAIMS, evaluate_claim
+    ``results`` (default: the cached results) of ``regime`` (a claim measured only in another regime is 'not tested' here)."""
+    from ..experiments.claims import CLAIMS
+    from ..experiments.claims_report import regime_finding
 
     by_key = {claim.key: claim for claim in CLAIMS}
     unknown = [key for key in keys or [] if key not in by_key]
     if unknown:
         raise ValueError(f"claim key(s) {', '.join(unknown)} not valid: choose from {', '.join(by_key)}")
     results = cached_results() if results is None else results
-    return [(by_key[key], evaluate_claim(by_key[key], results)) for key in (keys or list(by_key))]
+    return [(by_key[key], regime_finding(by_key[key], results, regime)) for key in (keys or list(by_key))]
+
+
+def other_regime_findings(claim, by_regime: dict[str, dict]) -> dict:
+    """{regime: finding} of one claim in every regime but the gentle one that has results (regime_results())."""
+    from ..experiments.claims_report import regime_finding
+
+    return {regime: regime_finding(claim, found, regime) for regime, found in by_regime.items() if regime != "gentle"}
 
 
 def quoted_number(number: Number, results: dict, language: str = "zh") -> str:
@@ -196,59 +215,93 @@ def print_findings(keys: list[str] | None = None, language: str = "en") -> None:
     (language "en": claims.md's evidence and explanation; "zh": CLAIMS_ZH's test and key numbers)."""
     if language not in ("en", "zh"):
         raise ValueError(f"language={language!r} is not valid: choose en or zh")
-    results = cached_results()
+    by_regime = regime_results()
+    results = by_regime["gentle"]
     for claim, finding in findings(keys, results):
         where = CLAIM_NOTEBOOKS.get(claim.key, "-")
+        others = other_regime_findings(claim, by_regime)
+        # a regime whose verdict differs from the gentle one's gets its own numbers: the card may be right only there
+        differing = {regime: other for regime, other in others.items() if other.verdict != finding.verdict and other.verdict != UNTESTED_VERDICT}
         if language == "en":
-            print(f"[{claim.key}] {claim.claim}  ->  {finding.verdict.upper()}")
+            print(f"[{claim.key}] {claim.claim}  ->  {finding.verdict_text.upper()} (gentle regime)")
             print(f"    taught in: {where};  card: {claim.card}")
             print(f"    measured: {finding.evidence}")
             if finding.explanation:
                 print(f"    in plain words: {finding.explanation}")
+            if others:
+                print("    other regimes: " + "; ".join(f"{regime}: {other.verdict_text}" for regime, other in others.items()))
+            for regime, other in differing.items():
+                print(f"    in {regime}: {other.evidence}")
             continue
         chinese = CLAIMS_ZH[claim.key]
-        print(f"[{claim.key}] {chinese.title or claim.card}  ->  {VERDICTS_ZH[finding.verdict]}")
+        print(f"[{claim.key}] {chinese.title or claim.card}  ->  {verdict_zh(finding)}（gentle 设定）")
         print(f"    对应笔记本：{where}")
         if claim.evaluate is None:
             print(f"    为什么不测：{chinese.how}")
             continue
         print(f"    怎么检验：{chinese.how}")
         missing = [name for name in claim.experiments if name not in results]
-        if missing:
+        if finding.verdict == UNTESTED_VERDICT and not missing:
+            pass  # measured only in another regime: its numbers follow
+        elif missing:
             print("    还没有结果：运行 " + "；".join(f"`python -m grpo_lab sweep {name}`" for name in missing))
         else:
             print("    关键数字：" + "；".join(quoted_number(number, results) for number in chinese.numbers))
         if claim.key in PLAIN_ZH:
             print(f"    通俗地说：{PLAIN_ZH[claim.key]}")
+        if others:
+            print("    其他设定：" + "；".join(f"{regime}：{verdict_zh(other)}" for regime, other in others.items()))
+        for regime in differing:
+            print(f"    在 {regime} 设定中：" + "；".join(quoted_number(number, by_regime[regime]) for number in chinese.numbers))
+
+
+UNTESTED_VERDICT = "not tested"  # claims.UNTESTED, without importing the experiments at import time
+
+
+def verdict_zh(finding) -> str:
+    """A verdict's Chinese name, with the detectable effect of 'not detected': '未检出（检验力不足，可检出 ≥ 0.034）'."""
+    if finding.verdict == "not detected" and finding.detectable is not None:
+        return f"未检出（检验力不足，可检出 ≥ {finding.detectable:.3g}）"
+    return VERDICTS_ZH[finding.verdict]
 
 
 def claims_audit_zh(results: dict | None = None) -> str:
     """The claims audit in Chinese, as markdown: claims.md's preamble (what the verdicts mean, what "here" is,
-    each result's setting), then for every claim of the card (and of the literature),
-    its verdict, the notebook that teaches it, how it is tested, its key numbers and the command that
-    regenerates them, from the same result files as claims.md."""
-    results = cached_results() if results is None else results
-    settings = [f"- {result_setting(name, results, 'zh')}" for name in results]
-    lines = [SCOPE_ZH, "", *settings, "", "| # | 论断 | 实验 | 结论 |", "|---|---|---|---|"]
+    each result's setting), then for every claim of the card (and of the literature), its verdict in
+    each regime with results (one column each, as in claims.md), the notebook that teaches it, how it is
+    tested, its key numbers per regime and the commands that regenerate them, from the same result files
+    as claims.md. ``results``: the gentle regime's only (default: every regime's cached results)."""
+    by_regime = regime_results() if results is None else {"gentle": results}
+    settings = [f"- {result_setting(name, found, 'zh')}" for found in by_regime.values() for name in found]
+    columns = " | ".join(f"结论：{regime}" for regime in by_regime)
+    lines = [SCOPE_ZH, "", *settings, "", f"| # | 论断 | 实验 | {columns} |", "|---|---|---|" + "---|" * len(by_regime)]
+    per_regime = {regime: findings(None, found, regime) for regime, found in by_regime.items()}
     sections = []
-    for index, (claim, finding) in enumerate(findings(None, results), 1):
+    for index, (claim, _) in enumerate(per_regime["gentle"], 1):
         chinese = CLAIMS_ZH[claim.key]
         title = chinese.title or claim.card
         experiments = "、".join(f"`{name}`" for name in claim.experiments) or "—"
-        lines.append(f"| {index} | {title}（{claim.key}） | {experiments} | **{VERDICTS_ZH[finding.verdict]}** |")
-        body = [f"### {index}. {title}\n", f"*结论：* **{VERDICTS_ZH[finding.verdict]}**；*对应笔记本：* {CLAIM_NOTEBOOKS.get(claim.key, '-')}  "]
+        verdicts = " | ".join(f"**{verdict_zh(per_regime[regime][index - 1][1])}**" for regime in by_regime)
+        lines.append(f"| {index} | {title}（{claim.key}） | {experiments} | {verdicts} |")
+        body = [f"### {index}. {title}\n", f"*对应笔记本：* {CLAIM_NOTEBOOKS.get(claim.key, '-')}  "]
         if claim.evaluate is None:
-            body.append(f"*为什么不测：* {chinese.how}")
-        else:
-            body.append(f"*怎么检验：* {chinese.how}  ")
-            missing = [name for name in claim.experiments if name not in results]
+            body.append(f"*结论：* **{VERDICTS_ZH[UNTESTED_VERDICT]}**；*为什么不测：* {chinese.how}")
+            sections.append("\n".join(body))
+            continue
+        body.append(f"*怎么检验：* {chinese.how}  ")
+        for regime, found in by_regime.items():
+            finding = per_regime[regime][index - 1][1]
+            body.append(f"*{regime} 设定，结论：* **{verdict_zh(finding)}**  ")
+            missing = [name for name in claim.experiments if name not in found]
+            if finding.verdict == UNTESTED_VERDICT and not missing:
+                continue  # measured only in another regime
             if missing:
-                body.append("*还没有结果：* 运行 " + "；".join(f"`python -m grpo_lab sweep {name}`" for name in missing))
-            else:
-                body.append("*关键数字：* " + "；".join(quoted_number(number, results) for number in chinese.numbers) + "  ")
-                body.append("*重新生成：* " + "；".join(f"`{results[name]['command']}`" for name in claim.experiments) + "  ")
-            if claim.key in PLAIN_ZH:
-                body.append(f"*通俗地说：* {PLAIN_ZH[claim.key]}")
+                body.append("*还没有结果：* 运行 " + "；".join(f"`python -m grpo_lab sweep {name}`" for name in missing) + "  ")
+                continue
+            body.append("*关键数字：* " + "；".join(quoted_number(number, found) for number in chinese.numbers) + "  ")
+            body.append("*重新生成：* " + "；".join(f"`{found[name]['command']}`" for name in claim.experiments) + "  ")
+        if claim.key in PLAIN_ZH:
+            body.append(f"*通俗地说：* {PLAIN_ZH[claim.key]}")
         sections.append("\n".join(body))
     return "\n".join(lines) + "\n\n" + "\n\n".join(sections) + "\n"
 

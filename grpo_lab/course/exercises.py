@@ -202,6 +202,64 @@ def check_k3(function: Callable[[torch.Tensor, torch.Tensor], torch.Tensor]) -> 
     return compare("02_k3", function, cases, kl_k3, "with log_ratio = ref_logprobs - logprobs, k3 = exp(log_ratio) - log_ratio - 1 (never negative)")
 
 
+def check_predicted_numbers(exercise: str, predictions: dict | None, expected: dict[str, float], hints: dict[str, str], why: str) -> None:
+    """A prediction exercise with several numbers worked out by hand: ``predictions`` {name: number}
+    against ``expected`` (each within PREDICTION_RTOL, or 1e-3 of a value near 0); the first wrong
+    one fails with its hint; all right prints ``why``, the idea the numbers show."""
+    names = ", ".join(expected)
+    if predictions is None:
+        return verdict(exercise, NOT_ATTEMPTED, f"set the prediction to a dict of numbers with the keys {names}")
+    if not isinstance(predictions, dict) or set(predictions) != set(expected):
+        keys = sorted(map(str, predictions)) if isinstance(predictions, dict) else None
+        given = f"the keys {', '.join(keys)}" if keys is not None else shown(predictions)
+        return verdict(exercise, FAIL, f"you gave {given}. Hint: give a dict with exactly the keys {names}")
+    for name, exact in expected.items():
+        number = as_number(predictions[name])
+        if isinstance(number, str):
+            return verdict(exercise, FAIL, f"{name} is {number}. Hint: {hints[name]}")
+        if abs(number - exact) > max(PREDICTION_RTOL * abs(exact), 1e-3):
+            return verdict(exercise, FAIL, f"{name} = {number:.4g} is not it. Hint: {hints[name]}")
+    return verdict(exercise, PASS, ", ".join(f"{name} = {exact:.4g}" for name, exact in expected.items()) + f". {why}")
+
+
+def check_rloo_by_hand(predictions: dict | None) -> None:
+    """Exercise 02c: the group [1, 0, 0, 0] by hand: the RLOO advantage of the right answer and of a
+    wrong one, and how much larger RLOO's advantages are than mean-only's (G / (G - 1), whatever the rewards)."""
+    rewards = torch.tensor([[1.0, 0.0, 0.0, 0.0]])
+    rloo, mean_only = compute_advantages(rewards, "rloo"), compute_advantages(rewards, "mean")
+    expected = {"right": float(rloo[0, 0]), "wrong": float(rloo[0, 1]), "ratio_to_mean": float(rloo[0, 1] / mean_only[0, 1])}
+    hints = {
+        "right": "the right answer's baseline is the mean of the *other* three rewards, all 0",
+        "wrong": "a wrong answer's others are one 1 and two 0s: its baseline is 1/3",
+        "ratio_to_mean": "mean-only subtracts the mean of all four (1/4); write r_i - mean(others) in terms of r_i - mean(all)",
+    }
+    why = (
+        "RLOO is mean-only scaled by G/(G-1) in every group: the same direction, only a larger step at small G "
+        "(4/3 at G=4, 2 at G=2). So mean-only's gradient is RLOO's (unbiased) one shrunk by (G-1)/G, and at a fixed lr "
+        "RLOO trains like mean-only with a G/(G-1) larger lr."
+    )
+    return check_predicted_numbers("02c_rloo_by_hand", predictions, expected, hints, why)
+
+
+def check_k3_by_hand(predictions: dict | None) -> None:
+    """Exercise 02: k1 and k3 for two sampled tokens by hand, one the policy now likes more than the
+    reference (pi 0.9, pi_ref 0.3) and one it likes less (pi 0.1, pi_ref 0.3)."""
+    pi, ref = torch.tensor([0.9, 0.1]), torch.tensor([0.3, 0.3])
+    k1, k3 = (pi.log() - ref.log()).tolist(), kl_k3(pi.log(), ref.log()).tolist()
+    expected = {"k1_liked": k1[0], "k3_liked": k3[0], "k1_disliked": k1[1], "k3_disliked": k3[1]}
+    hints = {
+        "k1_liked": "k1 = log pi - log pi_ref = log(0.9 / 0.3)",
+        "k3_liked": "k3 = x - log x - 1 with x = pi_ref / pi = 1/3 (the reference over the policy, not the other way round)",
+        "k1_disliked": "k1 = log(0.1 / 0.3): a token the policy likes less than the reference gives a negative k1",
+        "k3_disliked": "x = pi_ref / pi = 3 here: k3 = 3 - log 3 - 1",
+    }
+    why = (
+        "k1 is negative for a token the policy likes less than the reference, so single tokens can cancel; "
+        "k3 is never negative and weighs that token more (0.90 against 0.43), though both average to the same KL over tokens sampled from pi."
+    )
+    return check_predicted_numbers("02_k3_by_hand", predictions, expected, hints, why)
+
+
 def check_zero_std_groups(function: Callable[[torch.Tensor], torch.Tensor]) -> None:
     """Exercise 04: ``function(rewards [P, G])`` -> bool [P], True where a group's rewards are all equal."""
     cases = [

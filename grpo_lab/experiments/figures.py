@@ -6,6 +6,7 @@ Every panel shows the mean over seeds with a band or error bars of one standard 
 
 from __future__ import annotations
 
+import statistics
 from collections.abc import Iterable
 
 import numpy as np
@@ -413,26 +414,48 @@ def blowup_figure(result: dict) -> Figure:
 # --- 7 ---------------------------------------------------------------------------------------------------
 
 
+LINE_STYLES = ("-", "--", "-.", ":")
+
+
 def grpo_vs_ppo_figure(result: dict) -> Figure:
-    figure, axes = new_figure(1, 4, 22, 4.8, result, "GRPO's group baseline against PPO's learned critic")
+    """2 x 2 panels (equal samples, equal wall time, cost to reach the target, noisy rewards), one legend
+    under them for the learners of the first three; each learner a colour and a line style."""
+    figure, grid = new_figure(2, 2, 13, 10, result, "GRPO's group baseline against PPO's learned critic")
+    axes = grid.ravel()
     exact = [c for c in result["cells"] if not c["config"]["train"].get("reward_noise")]
+    looks = {c["label"]: {"color": f"C{index}", "ls": LINE_STYLES[index % len(LINE_STYLES)]} for index, c in enumerate(exact)}
     end = min(s["series"]["eval_wall_time"][-1] for c in exact for s in c["per_seed"])
-    for index, c in enumerate(exact):
-        draw_seed_band(axes[0], *eval_curves(c, "eval_samples"), label=c["label"], color=f"C{index}")
-        grid, curves = curves_on_time_grid(c, end)
-        draw_seed_band(axes[1], grid, curves, label=c["label"], color=f"C{index}")
+    for c in exact:
+        draw_seed_band(axes[0], *eval_curves(c, "eval_samples"), label=c["label"], **looks[c["label"]])
+        time_grid, curves = curves_on_time_grid(c, end)
+        draw_seed_band(axes[1], time_grid, curves, **looks[c["label"]])
     for axis in axes[:2]:
         axis.axhline(TARGET_ACCURACY, color="0.4", ls=":", lw=1)
-    style(axes[0], "Equal samples", "responses sampled", ACCURACY_LABEL)
-    style(axes[1], "Equal wall time (this CPU, shared)", "wall time (seconds)", ACCURACY_LABEL)
+    # the Monte-Carlo value arm also samples its value rollouts (about ten times the others' responses): the axis
+    # ends where the others do, and a note says where that arm ends
+    rollout_arms = [c for c in exact if c["config"]["train"].get("baseline") == "mc_value"]
+    others_end = max(s["series"]["eval_samples"][-1] for c in exact if c not in rollout_arms for s in c["per_seed"])
+    if rollout_arms and others_end:
+        axes[0].set_xlim(0, others_end * 1.02)
+        for c in rollout_arms:
+            last = statistics.fmean(s["series"]["eval_samples"][-1] for s in c["per_seed"])
+            axes[0].annotate(
+                f"{c['label'].split(',')[0]}: off the edge, ends at {last:,.0f} responses (value rollouts)",
+                (0.02, 0.02),
+                xycoords="axes fraction",
+                fontsize=8,
+                color=looks[c["label"]]["color"],
+            )
+    style(axes[0], "Equal samples", "responses sampled", ACCURACY_LABEL, legend=None)
+    style(axes[1], "Equal wall time (this CPU, shared)", "wall time (seconds)", ACCURACY_LABEL, legend=None)
     costs = np.logspace(-5, 1, 61)
-    for index, c in enumerate(exact):
+    for c in exact:
         per_seed = [
             [None if m["time_to_target_s"] is None else m["time_to_target_s"] + cost * m["samples_to_target"] for cost in costs]
             for m in (s["metrics"] for s in c["per_seed"])
         ]
         if any(v is not None for row in per_seed for v in row):
-            draw_seed_band(axes[2], costs, per_seed, label=c["label"], color=f"C{index}")
+            draw_seed_band(axes[2], costs, per_seed, **looks[c["label"]])
     crossover = result["derived"].get("crossover_s_per_response")
     if crossover:
         axes[2].axvline(crossover, color="k", ls="--", lw=1, label=f"crossover {crossover:.2g} s/response")
@@ -443,11 +466,14 @@ def grpo_vs_ppo_figure(result: dict) -> Figure:
         "simulated generation cost c (seconds per response, log)",
         "seconds (log)",
         log_y=True,
+        legend="upper left",
     )
     for label, color, line in ((GRPO_LABEL, "C0", "-"), (PPO_LABEL, "C1", "-"), (GRPO_NOISY_LABEL, "C0", "--"), (PPO_NOISY_LABEL, "C1", "--")):
         for c in (c for c in result["cells"] if c["label"] == label):
             draw_seed_band(axes[3], *eval_curves(c, "eval_samples"), label=label, color=color, ls=line)
     style(axes[3], "Noisy rewards (dashed) against exact ones", "responses sampled", ACCURACY_LABEL, legend="lower right")
+    handles, labels = axes[0].get_legend_handles_labels()
+    figure.legend(handles, labels, loc="outside lower center", ncol=2, fontsize=9)
     return figure
 
 

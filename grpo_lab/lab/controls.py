@@ -12,7 +12,7 @@ import ipywidgets as widgets
 import traitlets
 
 from ..advantages import EPS_MODES, STD_SCOPES
-from ..policy import REFERENCE_NAMES
+from ..paths import REFERENCE_NAMES, REFERENCE_TASKS
 from ..task import REWARD_KINDS
 from ..trainer import TrainConfig
 
@@ -53,12 +53,17 @@ ROW_LABELS = {
     "reference": "reference policy",
 }
 MAX_SEEDS = 5
+LARGE_STEP_LR = 1e-3
 # one click for each guided task of notebook 03: the runs it compares, in order, each from the lab's
 # starting settings with these knobs changed (the last run's settings stay on the controls)
 PRESETS = {
     "G = 2 vs 16": ({"group_size": 2}, {"group_size": 16}),
     "ε = 0 with ties": ({"reference": "weak", "std_eps": 1e-4}, {"reference": "weak", "std_eps": 0.0}),
     "reward offset 5": ({"baseline": "none", "reward_offset": 5.0}, {"baseline": "mean", "reward_offset": 5.0}),
+    # the evidence regimes (experiments/catalog.py: REGIMES) the lab's task can show, where G's effect has room;
+    # LARGE_STEP_LR is catalog.LARGE_STEP_LR (tests/test_regimes.py), not imported: the lab stays light to start
+    "large steps: G = 2 vs 16": ({"lr": LARGE_STEP_LR, "group_size": 2}, {"lr": LARGE_STEP_LR, "group_size": 16}),
+    "30% start: G = 2 vs 16": ({"reference": "sparse", "group_size": 2}, {"reference": "sparse", "group_size": 16}),
 }
 
 
@@ -207,7 +212,9 @@ def build_controls(defaults: TrainConfig) -> dict[str, widgets.Widget]:
     def choice(options, value, **style):
         return refusing(widgets.ToggleButtons)(options=options, value=value, style=style)  # labelled by its row (ROW_LABELS)
 
-    references = REFERENCE_NAMES if defaults.reference in REFERENCE_NAMES else (*REFERENCE_NAMES, defaults.reference)
+    # the shipped references pretrained on the lab's task (long.pt learned 5-digit addition: not offered on 2d+)
+    references = tuple(name for name in REFERENCE_NAMES if REFERENCE_TASKS[name] == defaults.task)
+    references = references if defaults.reference in references else (*references, defaults.reference)
     controls = {
         "group_size": refusing(widgets.SelectionSlider)(
             options=with_value(GROUP_SIZES, defaults.group_size),

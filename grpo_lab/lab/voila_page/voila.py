@@ -1,13 +1,20 @@
 """Voila's configuration for the classroom page (`make voila`: ``--Voila.config_file_paths`` names
 this folder; the JupyterHub config loads it with ``--ServerApp.config_file``): cells tagged
 ``voila-skip`` (the prediction checks, the notebook's clock) are neither run nor shown, so the page is
-live within seconds and nothing trains that the class did not ask for.
+live within seconds and nothing trains that the class did not ask for; and the page's template loads
+nothing from the internet (Voila's own lab template fetches FontAwesome from a CDN).
 
 The hook lives here, not in grpo_lab: importing anything of grpo_lab imports torch, and this file is
 loaded by the Jupyter server itself, which would then hold torch (about 190 MB a student on a hub)
 besides the kernel's copy."""
 
+import os
+
 VOILA_SKIP_TAG = "voila-skip"
+# the page's template (jupyter/voila/templates/grpo-classroom: the lab template with no CDN stylesheet),
+# found where Voila looks for templates: a Jupyter data folder, here added in front of the others
+TEMPLATE_ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "jupyter")
+TEMPLATE = "grpo-classroom"
 
 
 def without_voila_skip_cells(request_handler, notebook, cwd):
@@ -18,3 +25,6 @@ def without_voila_skip_cells(request_handler, notebook, cwd):
 
 c = get_config()  # noqa: F821 (traitlets defines it when it loads a config file)
 c.VoilaConfiguration.prelaunch_hook = without_voila_skip_cells
+if TEMPLATE_ROOT not in os.environ.get("JUPYTER_PATH", "").split(os.pathsep):
+    os.environ["JUPYTER_PATH"] = os.pathsep.join(path for path in (TEMPLATE_ROOT, os.environ.get("JUPYTER_PATH", "")) if path)
+c.VoilaConfiguration.template = TEMPLATE
