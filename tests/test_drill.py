@@ -241,6 +241,8 @@ def test_the_chinese_audit_quotes_the_numbers_the_english_one_does():
     """Each key number of the Chinese audit (CLAIMS_ZH) is one claims.md quotes for that claim, within rounding."""
     results = drill.cached_results()
     for claim, finding in drill.findings(None, results):
+        if claim.regimes and "gentle" not in claim.regimes:
+            continue  # measured in another regime only: its gentle column quotes no number
         english = [float(token) for token in re.findall(r"-?\d+(?:\.\d+)?", finding.evidence + " " + finding.explanation)]
         for number in drill.CLAIMS_ZH[claim.key].numbers:
             mean = drill.number_value(number, results)["mean"]

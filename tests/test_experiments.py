@@ -90,7 +90,7 @@ def test_numbers_quoted_in_claims_md_match_the_json(cached):
 def test_every_testable_claim_gets_a_verdict_from_the_full_results(cached):
     text = claims_markdown(cached)
     for claim in CLAIMS:
-        if claim.evaluate is not None:
+        if claim.evaluate is not None and (not claim.regimes or "gentle" in claim.regimes):
             row = next(line for line in text.splitlines() if f"[{claim.claim}]" in line)
             assert f"**{UNTESTED}**" not in row, claim.key
 

@@ -332,7 +332,7 @@ CHECKPOINT_CASES = {
     "infinite weight": (set_weight("blocks.0.qkv.weight", INF), "contains NaN or infinity"),
     "huge weight": (set_weight("token_embedding.weight", 1e30), "of magnitude 1e+30"),
     "other vocabulary": (other_architecture(vocab_size=20), "its vocabulary has 20 tokens, the task's has 16"),
-    "short max length": (other_architecture(max_len=8), "max_len=8"),
+    "short max length": (other_architecture(max_len=4), "max_len=4"),
     "heads do not divide width": (other_architecture(n_heads=3), "3 attention heads do not divide its width d_model=64"),
     "no config": (lambda c: c.pop("config"), "has the format tag but no 'config'"),
     "no state_dict": (lambda c: c.pop("state_dict"), "no 'state_dict'"),

@@ -56,7 +56,7 @@ def test_bad_config_gives_one_line_naming_the_knob(overrides, message):
         ({"group_size": 1}, "group_size", 1, "must be an integer from 2 to 256 (baseline='zscore' needs at least 2 responses per group)"),
         ({"lr": "fast"}, "lr", "fast", "must be in (0, 1] (str, not a number)"),
         ({"baseline": "median"}, "baseline", "median", "choose one of none, mean, zscore, rloo, ema, critic, mc_value"),
-        ({"task": "9d+"}, "task", "9d+", "write '{digits}d{ops}' with digits 1 to 3 and ops from '+-*', e.g. '2d+' or '1d+-*'"),
+        ({"task": "9d+"}, "task", "9d+", "write '{digits}d{ops}' with digits 1 to 5 and ops from '+-*', e.g. '2d+' or '1d+-*'"),
         ({"device": "tpu"}, "device", "tpu", "this machine has " + ", ".join(available_devices())),
         ({"seed": -1}, "seed", -1, "must be an integer from 0 to 2**31 - 1"),
     ],

@@ -259,9 +259,9 @@ UNTESTED_VERDICT = "not tested"  # claims.UNTESTED, without importing the experi
 
 
 def verdict_zh(finding) -> str:
-    """A verdict's Chinese name, with the detectable effect of 'not detected': '未检出（检验力不足，可检出 ≥ 0.034）'."""
+    """A verdict's Chinese name, with the detectable effect of 'not detected': '未检出（检验力不足），可检出 ≥ 0.034'."""
     if finding.verdict == "not detected" and finding.detectable is not None:
-        return f"未检出（检验力不足，可检出 ≥ {finding.detectable:.3g}）"
+        return f"{VERDICTS_ZH['not detected']}，可检出 ≥ {finding.detectable:.3g}"
     return VERDICTS_ZH[finding.verdict]
 
 

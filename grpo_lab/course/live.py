@@ -35,7 +35,9 @@ def comparison_line(first: str, first_late: float | None, other: str, other_late
         return f"this run: {stopped} stopped (see its line above), so the two cannot be compared on accuracy"
     gap = first_late - other_late
     if round(abs(gap), 3) < SAME_WITHIN:
-        return f"this run: {first} and {other} end about the same (late accuracy {first_late:.3f} vs {other_late:.3f}, within {SAME_WITHIN}; one seed)"
+        return (
+            f"this run: {first} and {other} end about the same (late accuracy {first_late:.3f} vs {other_late:.3f}, within {SAME_WITHIN}; one seed)"
+        )
     return f"this run: {first} ends {abs(gap):.3f} {'above' if gap > 0 else 'below'} {other} (late accuracy {first_late:.3f} vs {other_late:.3f}; one seed)"
 
 
