@@ -140,7 +140,12 @@ def test_jupyterlab_runs_the_lab_notebook_and_the_slider_reruns(tmp_path):
 def test_voila_serves_the_lab_and_the_slider_reruns(tmp_path):
     with serve("voila", tmp_path) as url, chromium_page() as page, screenshot_on_failure(page, "voila_failure.png"):
         elsewhere = []  # the classroom page must work offline: nothing fetched from another host (Voila's lab template asks a CDN for FontAwesome)
-        page.on("request", lambda request: elsewhere.append(request.url) if not request.url.startswith(("http://127.0.0.1", "data:")) else None)
+        page.on(
+            "request",
+            lambda request: (
+                elsewhere.append(request.url) if not request.url.startswith(("http://127.0.0.1", "data:", "blob:http://127.0.0.1")) else None
+            ),
+        )
         page.goto(url, timeout=RUN_SECONDS)
         page.wait_for_selector("img.grpo-plot", state="attached", timeout=RUN_SECONDS)
         exercise_dashboard(page, "voila_lab.png")
