@@ -106,7 +106,7 @@ def test_sampling_refuses_a_temperature_that_is_not_zero_or_positive(temperature
 
 
 @pytest.mark.parametrize(
-    ("digits", "ops", "knob"), [(10**30, "+", "digits"), (0, "+", "digits"), (4, "+", "digits"), (2, "", "ops"), (2, "/", "ops"), (2, "++", "ops")]
+    ("digits", "ops", "knob"), [(10**30, "+", "digits"), (0, "+", "digits"), (6, "+", "digits"), (2, "", "ops"), (2, "/", "ops"), (2, "++", "ops")]
 )
 def test_a_task_built_directly_is_checked_like_a_parsed_one(digits, ops, knob):
     with pytest.raises(ConfigError, match=rf"^{knob}=.{{1,60}} is not valid"):
