@@ -12,10 +12,10 @@ from __future__ import annotations
 
 import statistics
 
+from ..experiments.measures import LATE_FRACTION  # "late" means what it means in the sweeps
 from ..trainer import TrainConfig, train
 
 SAME_WITHIN = 0.02  # late accuracies closer than this read "about the same": one seed cannot resolve less
-LATE_FRACTION = 0.2  # late accuracy: the mean over the evaluations in the last 20% of the steps, as the sweeps use
 
 
 def late_accuracy(history: list[dict]) -> float | None:
