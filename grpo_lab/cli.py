@@ -246,12 +246,13 @@ def run_sweep(args: argparse.Namespace) -> int:
     except ValueError as error:
         raise UsageError(flag_message(error)) from None
     destination(result_path("variance", args.fast, args.out).parent, "out", folder=True)
+    done: dict = {}  # units run by this command, reused where a later regime asks for the same one
     for regime in regimes:
         for name in names if args.name != "all" else experiments_in(regime):
             if args.replot:
                 result, path = load_result(name, args.fast, args.out, regime), result_path(name, args.fast, args.out, regime)
             else:
-                result = run_experiment(name, args.seeds, args.fast, args.workers, progress=not args.quiet, regime=regime)
+                result = run_experiment(name, args.seeds, args.fast, args.workers, progress=not args.quiet, regime=regime, done=done)
                 path = result_path(name, args.fast, args.out, regime)
                 try:
                     save_with_fallback(path, lambda target, result=result, name=name: write_result(name, result, path=target))

@@ -141,7 +141,7 @@ def test_critic_knobs_are_validated(overrides, message):
 @pytest.mark.learning
 def test_a_critic_learns_v_at_a_fixed_policy_with_the_documented_updates():
     """The default critic (critic_lr 3e-4, 4 epochs x 4 minibatches) on 96 fresh batches of 128 of the
-    reference's rollouts: 1536 updates. Measured (`sweep critic-fit`, 3 seeds): held-out explained
+    reference's rollouts: 1536 updates. Measured (`sweep critic-fit`): held-out explained
     variance over answer tokens 0.038 +- 0.011, 0.043 for seed 0; a constant gets 0."""
     from grpo_lab.experiments.catalog import critic_fit_grid
     from grpo_lab.experiments.measures import critic_fit_unit
@@ -153,6 +153,24 @@ def test_a_critic_learns_v_at_a_fixed_policy_with_the_documented_updates():
     assert metrics["critic_ev_prompt"] > 0.01
     # and a group of 64 samples is a better V(prompt) than the critic: the course's point
     assert metrics["group_ev.G=64"] > metrics["critic_ev_prompt"]
+
+
+@pytest.mark.learning
+def test_the_fixed_pool_is_the_first_of_the_fresh_batches_and_critics_of_a_seed_share_their_samples():
+    """critic-fit samples a policy's responses once per seed (measures.critic_fit_samples): the fixed
+    pool is the fresh stream's first batch, so the two critics agree after that batch and differ later."""
+    from grpo_lab.experiments.catalog import critic_fit_grid
+    from grpo_lab.experiments.measures import critic_fit_samples, critic_fit_unit
+
+    cells = {c["label"]: c["config"] for c in critic_fit_grid(fast=True)}
+    critic_fit_samples.cache_clear()
+    fresh = critic_fit_unit(cells["reference, fresh rollouts"], seed=0)
+    fixed = critic_fit_unit(cells["reference, one fixed pool of rollouts"], seed=0)
+    assert critic_fit_samples.cache_info().hits == 1 and critic_fit_samples.cache_info().misses == 1
+    assert fresh["series"]["updates"][1] == fixed["series"]["updates"][1] == 16  # one batch, 16 updates
+    assert fresh["series"]["ev_prompt"][1] == fixed["series"]["ev_prompt"][1]
+    assert fresh["series"]["ev_prompt"][-1] != fixed["series"]["ev_prompt"][-1]
+    assert fresh["metrics"]["oracle_ev"] == fixed["metrics"]["oracle_ev"]
 
 
 @pytest.mark.learning

@@ -77,12 +77,36 @@ def test_a_regime_sits_under_each_cells_own_overrides_and_gentle_changes_nothing
     assert long_cell == {"lr": BEST_LR, "reference": "weak", "steps": 10}
     assert in_regime({"kind": "train", "train": {"steps": 10}}, "long-answer")["train"]["task"] == "5d+"
     fixed = {"kind": "variance", "policy": "reference", "half_trained_steps": 3}
-    assert in_regime(fixed, "sparse")["regime_train"] == {"lr": BEST_LR, "reference": "sparse"}
+    assert in_regime(fixed, "sparse")["regime_train"] == {"reference": "sparse"}  # the lr would only train it
+    assert in_regime(fixed, "large-step") == fixed  # the same reference and task as gentle: one measurement for both
+    half_trained = {**fixed, "policy": "half-trained"}
+    assert in_regime(half_trained, "large-step")["regime_train"] == {"lr": LARGE_STEP_LR}  # trained at the regime's lr
     for experiment in EXPERIMENTS.values():  # every cell of every experiment takes every regime
         for grid_cell in experiment.grid(True):
             for regime in REGIMES:
                 config = in_regime(grid_cell["config"], regime)
-                assert ("train" in config) or ("regime_train" in config) or regime == DEFAULT_REGIME
+                measures_the_reference = config.get("policy") == "reference" and not set(REGIMES[regime].train) & {"reference", "task"}
+                assert ("train" in config) or ("regime_train" in config) or regime == DEFAULT_REGIME or measures_the_reference
+
+
+def test_sweep_all_measures_what_two_regimes_share_once(monkeypatch):
+    """The reference cells of the variance experiment are the same measurement in the gentle and the
+    large-step regime (a fixed policy's measure does not read the lr): the second regime takes
+    them from the first, bit for bit, and runs only its half-trained cells."""
+    from grpo_lab.experiments import runner
+
+    ran = []
+    real_run_job = runner._run_job
+    monkeypatch.setattr(runner, "_run_job", lambda job: ran.append(job[1]["policy"]) or real_run_job(job))
+    done: dict = {}
+    gentle = runner.run_experiment("variance", seeds=1, fast=True, workers=1, progress=False, done=done)
+    assert ran.count("reference") == 3 and ran.count("half-trained") == 3
+    ran.clear()
+    large_step = runner.run_experiment("variance", seeds=1, fast=True, workers=1, progress=False, regime="large-step", done=done)
+    assert ran == ["half-trained"] * 3
+    for mine, theirs in zip(large_step["cells"], gentle["cells"]):
+        same = mine["per_seed"] == theirs["per_seed"]
+        assert same == (mine["axes"]["policy"] == "reference")
 
 
 def test_a_fixed_policy_unit_measures_the_regimes_reference():
@@ -180,8 +204,8 @@ def test_sweep_in_a_regime_writes_its_own_folder_and_claims_md_gets_its_column(t
     assert written["regime"] == "large-step" and "--regime large-step" in written["command"]
     trained = [cell for cell in written["cells"] if cell["axes"]["part"] == "training"]
     assert all(cell["config"]["train"]["lr"] == LARGE_STEP_LR for cell in trained)
-    weights = [cell for cell in written["cells"] if cell["axes"]["part"] == "weights"]
-    assert all(cell["config"]["regime_train"] == {"lr": LARGE_STEP_LR} for cell in weights)
+    weights = {cell["axes"]["policy"]: cell["config"] for cell in written["cells"] if cell["axes"]["part"] == "weights"}
+    assert weights["half-trained"]["regime_train"] == {"lr": LARGE_STEP_LR} and "regime_train" not in weights["reference"]
     assert not (tmp_path / "difficulty-bias.json").exists()  # the gentle file is not touched
     assert main(["sweep", "claims", "--fast", "--out", str(tmp_path)]) == 0
     text = (tmp_path / "claims.md").read_text()

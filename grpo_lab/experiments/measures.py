@@ -23,6 +23,7 @@ import math
 import statistics
 import sys
 import weakref
+from dataclasses import dataclass
 
 import torch
 
@@ -447,6 +448,45 @@ def token_explained_variance(values: torch.Tensor, rewards: torch.Tensor, mask: 
     return explained_variance_of(values[selected], rewards[:, None].expand_as(values)[selected])
 
 
+@dataclass(frozen=True)
+class CriticFitSamples:
+    """Every response a critic-fit unit reads, in the order its generator drew them: targets (the
+    held-out problems, K responses each: rollout's dict), oracle_rewards [prompts, M] (M more
+    responses to each, for the oracle and the group means) and batches (one rollout dict per
+    training batch, one response per prompt)."""
+
+    targets: dict
+    oracle_rewards: torch.Tensor
+    batches: tuple[dict, ...]
+
+
+@functools.lru_cache(maxsize=4)
+def critic_fit_samples(
+    policy_name: str,
+    half_trained_steps: int,
+    regime_train: str,
+    seed: int,
+    batches: int,
+    prompts_per_batch: int,
+    targets_per_prompt: int,
+    oracle_samples: int,
+) -> CriticFitSamples:
+    """The responses of a critic-fit unit, which depend on the fixed policy and the seed but not on
+    the critic: every cell of one policy and seed (the critic's lr, its value clip, fresh or fixed
+    data) reads the same ones, so a worker samples them once (about a quarter of a unit's time)."""
+    policy, task = fixed_policy(policy_name, half_trained_steps, regime_train), regime_task(regime_train)
+    max_len, reward_model = task.max_answer_length, RewardModel()
+    generator = torch.Generator().manual_seed(seed + 31_337)  # every response below, held out and trained on, in this order
+    held_out = eval_batch(task)
+    num_held_out = len(held_out.answers)
+    targets = rollout(policy, held_out, reward_model, num_held_out, targets_per_prompt, max_len, 1.0, generator)
+    # [prompts, M], independent of the target responses
+    oracle = rollout(policy, held_out, reward_model, num_held_out, oracle_samples, max_len, 1.0, generator)["rewards"]
+    problems = ProblemSampler(task, seed + 4242)
+    training = tuple(rollout(policy, problems, reward_model, prompts_per_batch, 1, max_len, 1.0, generator) for _ in range(batches))
+    return CriticFitSamples(targets, oracle, training)
+
+
 def critic_fit_unit(config: dict, seed: int) -> dict:
     """How well PPO's critic learns V at a fixed policy, and what a group of G samples gives instead.
 
@@ -469,33 +509,27 @@ def critic_fit_unit(config: dict, seed: int) -> dict:
     critic_updates. Series: updates, ev_prompt, ev_token, train_ev_token at each measurement.
     """
     policy = cell_policy(config)
-    task = cell_task(config)
-    max_len = task.max_answer_length
     settings = TrainConfig.from_dict({**config["critic"], "baseline": "critic", "group_size": 1})
-    generator = torch.Generator().manual_seed(seed + 31_337)  # every response below, held out and trained on, in this order
-    reward_model = RewardModel()
-
-    held_out = eval_batch(task)
-    K, M, num_held_out = config["targets_per_prompt"], config["oracle_samples"], len(held_out.answers)
-    targets = rollout(policy, held_out, reward_model, num_held_out, K, max_len, 1.0, generator)
+    samples = critic_fit_samples(
+        config["policy"], config["half_trained_steps"], regime_json(config), seed,
+        config["batches"], config["prompts_per_batch"], config["targets_per_prompt"], config["oracle_samples"],
+    )  # fmt: skip
+    targets, extra = samples.targets, samples.oracle_rewards
     target_prompts, target_answers, target_mask = targets["prompts"], targets["answers"], targets["mask"]
     target_rewards = targets["rewards"].reshape(-1)  # [prompts * K]
-    # [prompts, M], independent of the target responses
-    extra = rollout(policy, held_out, reward_model, num_held_out, M, max_len, 1.0, generator)["rewards"]
+    K = config["targets_per_prompt"]
 
     def prompt_ev(estimate: torch.Tensor) -> float:  # estimate [prompts] -> EV against the K targets of each prompt
         return explained_variance_of(estimate.repeat_interleave(K), target_rewards)
 
     metrics: dict = {"oracle_ev": prompt_ev(extra.mean(dim=1)), "reward": float(target_rewards.mean())}
-    group_ev = {G: prompt_ev(extra[:, :G].mean(dim=1)) for G in config["group_sizes"] if G <= M}
+    group_ev = {G: prompt_ev(extra[:, :G].mean(dim=1)) for G in config["group_sizes"] if G <= config["oracle_samples"]}
     metrics.update({f"group_ev.G={G}": value for G, value in group_ev.items()})
 
     torch.manual_seed(seed)
     value_model = ValueModel(policy)
     optimizer = torch.optim.Adam(value_model.parameters(), lr=settings.critic_lr)
     shuffle = torch.Generator().manual_seed(seed + 1)
-    problems = ProblemSampler(task, seed + 4242)
-    batch = None
     checkpoints = {round(2 ** (k / 2)) for k in range(2 * int(math.log2(config["batches"])) + 1)} | {config["batches"]}
     series: dict[str, list] = {"updates": [], "ev_prompt": [], "ev_token": [], "train_ev_token": []}
     updates, train_ev = 0, None
@@ -510,8 +544,7 @@ def critic_fit_unit(config: dict, seed: int) -> dict:
 
     measure()
     for batch_number in range(1, config["batches"] + 1):
-        if batch is None or config["data"] == "fresh":  # 'fixed': the first batch's rollouts, every time
-            batch = rollout(policy, problems, reward_model, config["prompts_per_batch"], 1, max_len, 1.0, generator)
+        batch = samples.batches[batch_number - 1 if config["data"] == "fresh" else 0]  # 'fixed': the first batch, every time
         prompts, answers, mask = batch["prompts"], batch["answers"], batch["mask"]
         rewards = batch["rewards"].reshape(-1)  # one response per prompt: [prompts_per_batch]
         with torch.no_grad():

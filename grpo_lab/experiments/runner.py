@@ -118,30 +118,45 @@ def rounded(value: Any, digits: int = SIGNIFICANT_DIGITS) -> Any:
 
 
 def run_experiment(
-    name: str, seeds: int | None = None, fast: bool = False, workers: int = 2, progress: bool = True, regime: str = DEFAULT_REGIME
+    name: str,
+    seeds: int | None = None,
+    fast: bool = False,
+    workers: int = 2,
+    progress: bool = True,
+    regime: str = DEFAULT_REGIME,
+    done: dict[tuple[str, int], dict] | None = None,
 ) -> dict:
     """Run every cell of experiment ``name`` in ``regime`` (catalog.REGIMES) for ``seeds`` seeds
     (0..seeds-1; default: the experiment's own), in ``workers`` processes, with a tqdm progress bar.
-    Returns the result dict (the schema in this module's docstring); ``write_result`` saves it."""
+    Returns the result dict (the schema in this module's docstring); ``write_result`` saves it.
+
+    ``done``: units already run in this command, {(config as JSON, seed): per-seed entry}; a unit
+    found there is not run again (units are deterministic: e.g. ``sweep all`` measures the reference
+    policy once for the gentle and the large-step regime, catalog.in_regime), and every unit run is
+    added to it."""
     check_options(name, seeds, workers, regime)
     spec = EXPERIMENTS[name]
     seeds = seeds or (spec.fast_seeds if fast else REGIMES[regime].default_seeds(spec.seeds))
     cells = [{**cell, "config": in_regime(cell["config"], regime)} for cell in spec.grid(fast)]
     # identical configs (e.g. G=16 with 8 prompts in both regimes of group-size) run once
+    done = {} if done is None else done
+    keys = [json.dumps(cell["config"], sort_keys=True) for cell in cells]
     unique: dict[str, int] = {}
     jobs, job_of = [], {}
-    for index, cell in enumerate(cells):
-        key = json.dumps(cell["config"], sort_keys=True)
+    outputs: dict[tuple[int, int], dict] = {}
+    for index, key in enumerate(keys):
         unique.setdefault(key, index)
         for seed in range(seeds):
             if unique[key] == index:
-                jobs.append((index, cell["config"], seed))
+                if (key, seed) in done:
+                    outputs[(index, seed)] = done[(key, seed)]
+                else:
+                    jobs.append((index, cells[index]["config"], seed))
             job_of[(index, seed)] = (unique[key], seed)
 
     from tqdm.auto import tqdm
 
     started = time.perf_counter()
-    outputs: dict[tuple[int, int], dict] = {}
     description = f"sweep {name}" + (f" ({regime})" if regime != DEFAULT_REGIME else "") + (" (fast)" if fast else "")
     bar = tqdm(total=len(jobs), desc=description, unit="run", disable=not progress)
     if workers == 1 and not spec.fresh_process:
@@ -163,6 +178,8 @@ def run_experiment(
                 outputs[(index, entry["seed"])] = entry
                 bar.update(1)
     bar.close()
+    for (index, seed), entry in outputs.items():
+        done[(keys[index], seed)] = entry
 
     result_cells = []
     for index, cell in enumerate(cells):
