@@ -11,6 +11,7 @@ from __future__ import annotations
 import io
 from pathlib import Path
 
+import matplotlib
 import numpy as np
 from matplotlib.figure import Figure
 
@@ -46,7 +47,7 @@ def series(history: list[dict], key: str, x_key: str = "step") -> tuple[list[flo
 
 def draw_run_panels(axes, history: list[dict], label: str = "", color=None, alpha: float = 1.0, x_key: str = "step", marker: str = "o") -> None:
     """Draw one run on the three run panels: reward and held-out accuracy; gradient variance;
-    fraction of zero-std groups and the largest |advantage|."""
+    fraction of zero-std groups."""
     reward_axis, variance_axis, zero_std_axis = axes
     (line,) = reward_axis.plot(*series(history, "reward", x_key), color=color, alpha=0.45 * alpha, lw=1, label=f"{label} train reward".strip())
     color = line.get_color()
@@ -54,7 +55,16 @@ def draw_run_panels(axes, history: list[dict], label: str = "", color=None, alph
         *series(history, "eval_accuracy", x_key), color=color, alpha=alpha, lw=2, marker=marker, ms=3, label=f"{label} eval accuracy".strip()
     )
     variance_axis.plot(*series(history, "grad_var", x_key), color=color, alpha=alpha, lw=2, marker=marker, ms=3, label=label or "grad_var")
-    zero_std_axis.plot(*series(history, "frac_reward_zero_std", x_key), color=color, alpha=alpha, lw=1.5, label=label or "frac_reward_zero_std")
+    zero_std_axis.plot(
+        *series(history, "frac_reward_zero_std", x_key),
+        color=color,
+        alpha=alpha,
+        lw=1.5,
+        marker=marker,
+        ms=3,
+        markevery=5,
+        label=label or "frac_reward_zero_std",
+    )
 
 
 def style_run_panels(axes, x_key: str = "step") -> None:
@@ -66,36 +76,67 @@ def style_run_panels(axes, x_key: str = "step") -> None:
     zero_std_axis.set(title="Groups with no reward spread", xlabel=x_label, ylabel="frac_reward_zero_std", ylim=(-0.02, 1.02))
     for axis in axes:
         axis.grid(alpha=0.3)
-        if axis.get_legend_handles_labels()[0]:
-            axis.legend(fontsize=7, loc="best")
+
+
+FIGURE_WIDTH = 9.5  # inches: 855 px at 90 dpi, inside a notebook's ~900 px, so nothing shrinks
+PANEL_HEIGHT = 3.3  # inches per row of two panels
+READABLE = {  # points at 90 dpi: 10 pt draws 12.5 px, what 9 pt is on a 96-dpi screen
+    "font.size": 10,
+    "axes.titlesize": 11,
+    "axes.labelsize": 10,
+    "xtick.labelsize": 10,
+    "ytick.labelsize": 10,
+    "legend.fontsize": 10,
+    "figure.titlesize": 11,
+}
+
+
+def two_a_row(panels: int, title: str = "") -> tuple[Figure, np.ndarray]:
+    """A constrained-layout figure of ``panels`` panels, two a row, at notebook width with READABLE fonts.
+    Returns the figure and every slot, row by row: slots past ``panels`` are for a legend (or hidden)."""
+    with matplotlib.rc_context(READABLE):
+        rows = -(-panels // 2)
+        figure = Figure(figsize=(FIGURE_WIDTH, PANEL_HEIGHT * rows + (0.4 if title else 0.1)), layout="constrained")
+        slots = np.atleast_1d(figure.subplots(rows, 2)).ravel()
+        if title:
+            figure.suptitle(title)
+    return figure, slots
+
+
+def legend_in_slot(slot, source_axis, title: str = "") -> None:
+    """Turn an unused panel slot into the legend of ``source_axis`` (so no legend hides a line)."""
+    slot.axis("off")
+    slot.legend(*source_axis.get_legend_handles_labels(), loc="upper left", title=title or None)
 
 
 def run_figure(runs: list[tuple[str, list[dict]]], x_key: str = "step", title: str = "") -> Figure:
-    """One figure with the three run panels for one or more (label, history) runs."""
-    figure = Figure(figsize=(13, 3.8), layout="constrained")
-    axes = figure.subplots(1, 3)
-    for index, (label, history) in enumerate(runs):
-        color, marker = run_style(index)
-        draw_run_panels(axes, history, label, color=color, x_key=x_key, marker=marker)
-    style_run_panels(axes, x_key)
-    if title:
-        figure.suptitle(title)
+    """The three run panels (two a row, the legend in the fourth slot) for one or more (label, history) runs."""
+    with matplotlib.rc_context(READABLE):
+        figure, slots = two_a_row(3, title)
+        for index, (label, history) in enumerate(runs):
+            color, marker = run_style(index)
+            draw_run_panels(slots[:3], history, label, color=color, x_key=x_key, marker=marker)
+        style_run_panels(slots[:3], x_key)
+        legend_in_slot(slots[3], slots[0], "every panel: one colour and marker a run")
     return figure
 
 
 def metrics_figure(runs: list[tuple[str, list[dict]]], metrics: list[str], x_key: str = "step", title: str = "") -> Figure:
-    """One panel per metric name, one line per (label, history) run: e.g. our run next to TRL's."""
-    figure = Figure(figsize=(4.3 * len(metrics), 3.4), layout="constrained")
-    axes = figure.subplots(1, len(metrics), squeeze=False)[0]
-    run_styled_axes(axes)
-    for axis, metric in zip(axes, metrics):
-        for label, history in runs:
-            axis.plot(*series(history, metric, x_key), ms=3, lw=1.5, label=label)
-        axis.set(title=metric, xlabel=X_LABELS[x_key])
-        axis.grid(alpha=0.3)
-        axis.legend(fontsize=8, loc="best")
-    if title:
-        figure.suptitle(title)
+    """One panel per metric name (two a row), one line per (label, history) run: e.g. our run next to TRL's.
+    The legend goes in a spare slot when there is one, else in the first panel."""
+    with matplotlib.rc_context(READABLE):
+        figure, slots = two_a_row(len(metrics), title)
+        axes = slots[: len(metrics)]
+        run_styled_axes(axes)
+        for axis, metric in zip(axes, metrics):
+            for label, history in runs:
+                axis.plot(*series(history, metric, x_key), ms=3, lw=1.5, label=label)
+            axis.set(title=metric, xlabel=X_LABELS[x_key])
+            axis.grid(alpha=0.3)
+        if len(slots) > len(metrics):
+            legend_in_slot(slots[len(metrics)], axes[0], "every panel")
+        else:
+            axes[0].legend(loc="best")
     return figure
 
 

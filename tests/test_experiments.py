@@ -48,7 +48,7 @@ def test_every_experiment_has_a_cached_full_result_that_records_how_it_was_made(
         assert result["name"] == name and result["fast"] is False
         assert result["version"] == grpo_lab.__version__
         assert result["command"] == f"python -m grpo_lab sweep {name} --seeds {result['seeds']} --workers {result['workers']}"
-        assert result["seeds"] >= (5 if name == "group-size" else 3)
+        assert result["seeds"] >= EXPERIMENTS[name].seeds, f"{name} was cached with fewer seeds than its default"
         assert (RESULTS_DIR / f"{name}.png").is_file(), f"{name}.png is missing"
         for cell in result["cells"]:
             assert cell["per_seed"] and all(entry["status"] in ("finished", "failed") for entry in cell["per_seed"])

@@ -230,3 +230,25 @@ def test_the_labs_regime_presets_are_the_regimes():
 
     assert LARGE_STEP_LR == RULE_LR == REGIMES["large-step"].train["lr"]
     assert all(run["reference"] == "sparse" for run in PRESETS["30% start: G = 2 vs 16"])
+
+
+def test_the_readme_verdict_table_says_what_the_cached_results_give():
+    """README's table of verdicts per regime is written by hand; each row names its claim, and every
+    verdict in it is the one claims.md gives from the cached results (regenerate, then update it)."""
+    import re
+
+    from grpo_lab.course.drill import regime_results
+    from grpo_lab.experiments.claims import CLAIMS
+    from grpo_lab.experiments.claims_report import regime_finding
+
+    readme = (RESULTS_DIR.parents[1] / "README.md").read_text()
+    rows = [line for line in readme.splitlines() if re.match(r"\| \[[\w-]+\] ", line)]
+    by_key, by_regime = {claim.key: claim for claim in CLAIMS}, regime_results()
+    header = next(line for line in readme.splitlines() if line.startswith("| the card says |"))
+    assert [cell.strip() for cell in header.strip("|").split("|")][1:] == list(by_regime)
+    assert len(rows) >= 8
+    for row in rows:
+        cells = [cell.strip() for cell in row.strip("|").split("|")]
+        claim = by_key[re.match(r"\[([\w-]+)\]", cells[0]).group(1)]
+        verdicts = [re.sub(r"\*\*|: .*", "", cell) for cell in cells[1:]]
+        assert verdicts == [regime_finding(claim, found, regime).verdict_text for regime, found in by_regime.items()], claim.key

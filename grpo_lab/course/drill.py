@@ -34,7 +34,8 @@ CLAIM_NOTEBOOKS: dict[str, str] = load_text("claim_notebooks.json", dict)
 class Number:
     """One number the drill quotes, read from a result file: a metric of one cell of one experiment, as
     mean ± std over seeds; with ``over`` (another cell of the experiment), the ratio of the two cells'
-    means ('6.85x', or in percent); with cell "derived", a value of the result's ``derived`` block (metric: a dotted path)."""
+    means ('6.85x', or in percent); with cell "derived", a value of the result's ``derived`` block (metric: a dotted path).
+    With ``regime`` (catalog.REGIMES), it is read from that regime's result files, whatever results are passed."""
 
     label: str  # in Chinese
     experiment: str
@@ -43,6 +44,7 @@ class Number:
     percent: bool = False
     english: str = ""  # the label in English, for the numbers the English drill quotes
     over: str = ""
+    regime: str = ""
 
 
 DERIVED = "derived"
@@ -53,6 +55,8 @@ def number_value(number: Number, results: dict) -> dict:
     Raises KeyError when the result or its cell does not exist."""
     from ..experiments.claims import stat
 
+    if number.regime:
+        results = results_in(number.regime)
     if number.cell == DERIVED:
         value = results[number.experiment][DERIVED]
         for key in number.metric.split("."):
@@ -138,6 +142,13 @@ def cached_results() -> dict:
     return available_results(results_folder())
 
 
+def results_in(regime: str) -> dict:
+    """The cached results of one regime, by name (empty when it has none)."""
+    from ..experiments.claims_report import available_results
+
+    return available_results(results_folder(), regime=regime)
+
+
 def regime_results() -> dict[str, dict]:
     """{regime: {name: result}} of the cached results of every regime (catalog.REGIMES) that has some, the gentle one first."""
     from ..experiments.catalog import DEFAULT_REGIME, REGIMES
@@ -199,6 +210,27 @@ def other_regime_findings(claim, by_regime: dict[str, dict]) -> dict:
     from ..experiments.claims_report import regime_finding
 
     return {regime: regime_finding(claim, found, regime) for regime, found in by_regime.items() if regime != "gentle"}
+
+
+def regime_table_markdown(only_changes: bool = True, language: str = "en") -> str:
+    """A markdown table of each claim's verdict in every regime that has results (read from the result
+    files, as claims.md judges them); with ``only_changes``, only the claims whose verdict is not the
+    same everywhere it was tested. A claim row links to its section of claims.md."""
+    from ..experiments.claims import CLAIMS
+    from ..experiments.claims_report import regime_finding
+
+    by_regime = regime_results()
+    header = ("claim", *by_regime) if language == "en" else ("论断", *by_regime)
+    rows = []
+    for claim in CLAIMS:
+        verdicts = [regime_finding(claim, found, regime) for regime, found in by_regime.items()]
+        tested = {finding.verdict for finding in verdicts if finding.verdict != UNTESTED_VERDICT}
+        if only_changes and len(tested) < 2:
+            continue
+        words = [finding.verdict_text if language == "en" else VERDICTS_ZH[finding.verdict] for finding in verdicts]
+        rows.append((f"[{claim.key}] {claim.claim}", *words))
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    return "\n".join(lines + ["| " + " | ".join(row) + " |" for row in rows])
 
 
 def quoted_number(number: Number, results: dict, language: str = "zh") -> str:

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from .drill import Number, cached_results, findings, number_value, quoted_number, result_setting
+from .drill import Number, cached_results, findings, number_value, quoted_number, result_setting, results_in
 from .text_files import load_text
 
 if TYPE_CHECKING:
@@ -66,26 +66,36 @@ CUES, ANSWERS = load_text("answers.json", answers_from_text)
 
 def answer_experiments() -> list[str]:
     """The experiments whose numbers the model answers quote."""
-    return list(dict.fromkeys(number.experiment for sentences in ANSWERS.values() for sentence in sentences for number in sentence.numbers))
+    return list(dict.fromkeys(name for name, _ in answer_runs()))
+
+
+def answer_runs() -> list[tuple[str, str]]:
+    """(experiment, regime) of every result the model answers quote."""
+    from ..experiments.catalog import DEFAULT_REGIME
+
+    numbers = [number for sentences in ANSWERS.values() for sentence in sentences for number in sentence.numbers]
+    return list(dict.fromkeys((number.experiment, number.regime or DEFAULT_REGIME) for number in numbers))
 
 
 def rerun_fast(experiments: list[str] | None = None, folder: str | os.PathLike | None = None, workers: int = 2) -> Path:
-    """Re-run the --fast variants of ``experiments`` (default: those the model answers quote) into
-    ``folder`` (default: a new temporary folder), write claims.md there, and point the drill at it
-    (GRPO_LAB_RESULTS_DIR), so that every number the drill prints afterwards is one you produced.
-    Fast grids have fewer cells and seeds: numbers of cells they lack print as '?' or 'no data'."""
+    """Re-run the --fast variants of ``experiments`` in the gentle regime (default: every result the
+    model answers quote, in its regime) into ``folder`` (default: a new temporary folder), write
+    claims.md there, and point the drill at it (GRPO_LAB_RESULTS_DIR), so that every number the drill
+    prints afterwards is one you produced. Fast grids have fewer cells and seeds: numbers of cells
+    they lack print as '?' or 'no data'."""
     import tempfile
 
+    from ..experiments.catalog import DEFAULT_REGIME
     from ..experiments.claims_report import write_claims
     from ..experiments.runner import check_name, run_experiment, write_result
     from .notebook import RESULTS_DIR_ENV
 
-    names = list(experiments) if experiments is not None else answer_experiments()
-    for name in names:
+    runs = [(name, DEFAULT_REGIME) for name in experiments] if experiments is not None else answer_runs()
+    for name, _ in runs:
         check_name(name)
     target = Path(folder) if folder is not None else Path(tempfile.mkdtemp(prefix="grpo-lab-results-"))
-    for name in names:
-        write_result(name, run_experiment(name, fast=True, workers=workers), target)
+    for name, regime in runs:
+        write_result(name, run_experiment(name, fast=True, workers=workers, regime=regime), target)
     write_claims(directory=target)
     os.environ[RESULTS_DIR_ENV] = str(target)
     return target
@@ -143,12 +153,22 @@ def answer_evidence(length: str = "30s", language: str = "en", results: dict | N
     lines = []
     for index, sentence in enumerate(ANSWERS[(length, language)], 1):
         numbers = [quoted_number(number, results, language) for number in sentence.numbers]
+        regime = sentence_regime(sentence)  # its claims are judged where its numbers were measured
+        judged = findings(list(sentence.claims), results_in(regime), regime) if regime else findings(list(sentence.claims), results)
         verdicts = between_claims.join(
-            f"[{claim.key}] " + (finding.verdict if language == "en" else VERDICTS_ZH[finding.verdict])
-            for claim, finding in findings(list(sentence.claims), results)
+            f"[{claim.key}] " + (finding.verdict if language == "en" else VERDICTS_ZH[finding.verdict]) + (f" ({regime})" if regime else "")
+            for claim, finding in judged
         )
         lines.append(f"{index}. " + between_numbers.join([*numbers, verdicts]))
     return lines
+
+
+def sentence_regime(sentence: Sentence) -> str:
+    """The regime a sentence's numbers were measured in ('' for the gentle one); one per sentence."""
+    regimes = {number.regime for number in sentence.numbers}
+    if len(regimes) > 1:
+        raise ValueError(f"a sentence quotes numbers of several regimes ({', '.join(sorted(regimes))}): {sentence.text}")
+    return regimes.pop() if regimes else ""
 
 
 def print_answer(length: str = "30s", language: str = "en") -> None:
@@ -164,11 +184,9 @@ def print_answer(length: str = "30s", language: str = "en") -> None:
     for line in answer_evidence(length, language, results):
         print("  " + line)
     print("\nWhere these numbers hold (each result file's setting):" if language == "en" else "\n这些数字成立的设定（各结果文件的设置）：")
-    experiments = dict.fromkeys(number.experiment for sentence in ANSWERS[(length, language)] for number in sentence.numbers)
-    for name in experiments:
-        print(
-            "  " + (result_setting(name, results, language) if name in results else f"{name}: " + ("no result" if language == "en" else "没有结果"))
-        )
+    for name, regime in dict.fromkeys((n.experiment, n.regime) for sentence in ANSWERS[(length, language)] for n in sentence.numbers):
+        found = results_in(regime) if regime else results
+        print("  " + (result_setting(name, found, language) if name in found else f"{name}: " + ("no result" if language == "en" else "没有结果")))
 
 
 def say_it_aloud(length: str = "30s", language: str = "en") -> TimedAnswer:

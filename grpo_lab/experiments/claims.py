@@ -549,8 +549,15 @@ def g2_usable_but_poor(r: dict) -> Finding:
     usable = g2["mean"] > start["mean"] + 0.05
     evidence = f"late accuracy (start {start['mean']:.3g}): G=2 x 16 prompts {fmt(g2)}, G=8 x 16 prompts {fmt(g8)}, G=2 x 64 prompts (same samples as G=8) {fmt(g2_64)}"
     verdict = FAILS if not usable or per_sample != "lower" and per_step != "lower" else HOLDS if per_sample == "lower" else PARTLY
+    state = (
+        "G=2 is usable (it learns)"
+        if usable
+        else "G=2 at 16 prompts is not usable here: it ends below its start"
+        if g2["mean"] < start["mean"]
+        else "G=2 at 16 prompts barely learns"
+    )
     explanation = (
-        f"G=2 is usable ({'it learns' if usable else 'it barely learns'}). Per step it is {worded(per_step, 'better than', 'worse than', 'within noise of')} G=8, "
+        f"{state}. Per step it is {worded(per_step, 'better than', 'worse than', 'within noise of')} G=8, "
         f"with 4x fewer samples; given G=8's samples as more prompts it is {worded(per_sample, 'better than', 'worse than', 'within noise of')} G=8. "
         "'Poor' is a matter of samples per step, not of G=2 as such."
     )

@@ -6,19 +6,33 @@ Every panel shows the mean over seeds with a band or error bars of one standard 
 
 from __future__ import annotations
 
+import math
 import statistics
+import textwrap
 from collections.abc import Iterable
 
+import matplotlib
 import numpy as np
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
 from ..errors import ConfigError
-from ..plots import draw_error_points, draw_seed_band
+from ..plots import FIGURE_WIDTH, READABLE, draw_error_points, draw_seed_band
 from .catalog import BASELINES, GRPO_LABEL, GRPO_NOISY_LABEL, PPO_LABEL, PPO_NOISY_LABEL, TARGET_ACCURACY
 
 ACCURACY_LABEL = "held-out accuracy (fraction correct)"
+# each baseline a colour and a line style, so that lines that coincide (mean and rloo in the variance
+# figure, mean and zscore in the offset curves) stay visible, in grey and under colour blindness too
 BASELINE_COLORS = {"none": "tab:gray", "mean": "tab:blue", "rloo": "tab:green", "zscore": "tab:red", "ema": "tab:purple"}
+LINE_STYLES = ("-", "--", "-.", ":")  # cycled with the colours where one figure draws many learners
+BASELINE_LINES = {"none": "-", "mean": "--", "rloo": "-.", "zscore": ":", "ema": (0, (5, 1, 1, 1))}
+
+
+def baseline_look(baseline: str) -> dict:
+    """Matplotlib line options (colour and line style) of one baseline."""
+    return {"color": BASELINE_COLORS[baseline], "ls": BASELINE_LINES[baseline]}
+
+
 SPREAD_NOTE = "lines: mean over seeds; bands and bars: +- 1 std over seeds"
 
 
@@ -80,10 +94,12 @@ def style(
     axis.grid(alpha=0.3)
     handles = [h for a in (axis, *twins) for h in a.get_legend_handles_labels()[0]]
     if legend == "above bars":
-        room_above(axis, *twins)
-        axis.legend(handles, [h.get_label() for h in handles], fontsize=7, loc="upper center", ncol=2)
+        labels = [h.get_label() for h in handles]
+        columns = 2 if max(map(len, labels)) <= TWO_COLUMN_LABEL_CHARACTERS else 1
+        room_above(axis, *twins, fraction=0.08 + 0.09 * math.ceil(len(labels) / columns))
+        axis.legend(handles, labels, loc="upper center", ncol=columns)
     elif legend and handles:
-        axis.legend(handles, [h.get_label() for h in handles], fontsize=7, loc=legend)
+        axis.legend(handles, [h.get_label() for h in handles], loc=legend)
 
 
 def draw_bars(
@@ -118,17 +134,31 @@ def room_above(*axes: Axes, fraction: float = 0.3) -> None:
 def figure_legend(figure: Figure, axis: Axes) -> None:
     """One legend under all panels, for the lines of ``axis`` (every panel draws the same ones)."""
     handles, labels = axis.get_legend_handles_labels()
-    figure.legend(handles, labels, loc="outside lower center", ncol=len(labels), fontsize=8)
+    figure.legend(handles, labels, loc="outside lower center", ncol=min(len(labels), 3))
 
 
-def new_figure(rows: int, cols: int, width: float, height: float, result: dict, title: str) -> tuple[Figure, np.ndarray]:
-    """A constrained-layout figure of rows x cols panels (the axes as a flat or 2-D array) under a title that
-    names the mode, the seeds, the spread shown and the command that made ``result``."""
-    figure = Figure(figsize=(width, height), layout="constrained")
-    axes = np.atleast_1d(figure.subplots(rows, cols))
+BAR_LABEL_CHARACTERS = 7  # a tick label under one of six bars wraps at this width
+TWO_COLUMN_LABEL_CHARACTERS = 22  # a legend above bars takes two columns only if its labels fit a half-width panel twice
+
+
+PANEL_HEIGHT = 3.4  # inches per row of two panels
+TITLE_CHARACTERS = 105  # a title line wraps before it runs past the figure's edges at 11 pt
+
+
+def new_figure(panels: int, result: dict, title: str, panel_height: float = PANEL_HEIGHT) -> tuple[Figure, np.ndarray]:
+    """A constrained-layout figure of ``panels`` panels, two a row (a spare slot is hidden), under a title
+    that names the mode, the seeds, the spread shown and the command that made ``result``. Returns the
+    figure and its panels as a flat array, row by row."""
+    rows = math.ceil(panels / 2)
+    title = "\n".join(textwrap.fill(line, TITLE_CHARACTERS) for line in title.split("\n"))
+    title_lines = title.count("\n") + 3  # the title, then the seeds line and the command line
+    figure = Figure(figsize=(FIGURE_WIDTH, panel_height * rows + 0.2 * title_lines + 0.3), layout="constrained")
+    axes = np.atleast_1d(figure.subplots(rows, 2)).ravel()
+    for spare in axes[panels:]:
+        spare.set_visible(False)
     mode = "fast mode, " if result["fast"] else ""
-    figure.suptitle(f"{title}\n{mode}{result['seeds']} seeds; {SPREAD_NOTE}; `{result['command']}`", fontsize=10)
-    return figure, axes
+    figure.suptitle(f"{title}\n{mode}{result['seeds']} seeds; {SPREAD_NOTE}\n`{result['command']}`")
+    return figure, axes[:panels]
 
 
 def group_size_ticks(axis: Axes, sizes: Iterable[int]) -> None:
@@ -142,31 +172,28 @@ def group_size_ticks(axis: Axes, sizes: Iterable[int]) -> None:
 def variance_figure(result: dict) -> Figure:
     policies = list(dict.fromkeys(c["axes"]["policy"] for c in result["cells"]))
     figure, axes = new_figure(
-        len(policies),
-        4,
-        17,
-        4.2 * len(policies),
+        4 * len(policies),
         result,
         "Policy-gradient quality at a fixed policy, per baseline and group size (one batch = "
         f"{result['cells'][0]['config']['prompts']} prompts x G responses); 'true' = a large-batch RLOO "
         "gradient.\nmean and rloo coincide (rloo = G/(G-1) x mean), and at G=2 zscore does too",
     )
-    axes = axes.reshape(len(policies), 4)
     panels = (
         ("cos_step", "cos(one batch's gradient, true)", "cosine similarity", False),
         ("net_snr", "Net SNR of one batch's gradient (pure noise: 0)", "net SNR = |E g|^2 / tr Var g (log)", True),
         ("net_snr_per_1k_responses", "Net SNR per 1000 responses", "net SNR per 1000 responses (log)", True),
         ("cos_expected", "cos(expected gradient, true)", "cosine similarity", False),
     )
-    for row, policy in zip(axes, policies):
+    for column, policy in enumerate(policies):  # one row per metric, one column per policy
         cells = cells_where(result, policy=policy)
         sizes = [c["axes"]["group_size"] for c in cells]
-        for axis, (metric, title, ylabel, log_y) in zip(row, panels):
+        for row, (metric, title, ylabel, log_y) in enumerate(panels):
+            axis = axes[row * len(policies) + column]
             for baseline in BASELINES:
-                draw_error_points(axis, *metric_points(cells, "group_size", f"{metric}.{baseline}"), label=baseline, color=BASELINE_COLORS[baseline])
+                draw_error_points(axis, *metric_points(cells, "group_size", f"{metric}.{baseline}"), label=baseline, **baseline_look(baseline))
             style(axis, f"{title}\n{policy} policy", "group size G (responses per prompt)", ylabel, log_x=True, log_y=log_y, legend=None)
             group_size_ticks(axis, sizes)
-    figure_legend(figure, axes[0, 0])
+    figure_legend(figure, axes[0])
     return figure
 
 
@@ -174,21 +201,21 @@ def variance_figure(result: dict) -> Figure:
 
 
 def offset_and_scale_figure(result: dict) -> Figure:
-    figure, axes = new_figure(1, 3, 16, 4.6, result, "A global reward offset, and hard prompts' rewards x 0.1: none vs mean vs zscore")
+    figure, axes = new_figure(3, result, "A global reward offset, and hard prompts' rewards x 0.1: none vs mean vs zscore")
     baselines = ("none", "mean", "zscore")
     for baseline in baselines:
         draw_error_points(
             axes[0],
             *metric_points(cells_where(result, baseline=baseline, hard_reward_scale=1.0), "reward_offset", "late_eval_accuracy"),
             label=baseline,
-            color=BASELINE_COLORS[baseline],
+            **baseline_look(baseline),
         )
     axes[0].axhline(result["cells"][0]["summary"]["initial_eval_accuracy"]["mean"], color="0.5", ls=":", label="before training")
     style(axes[0], "Accuracy at the end vs the reward offset", "reward offset added to every reward (reward units)", ACCURACY_LABEL)
     largest = max(c["axes"]["reward_offset"] for c in result["cells"])
     for baseline in baselines:
         (offset_cell,) = cells_where(result, baseline=baseline, reward_offset=largest, hard_reward_scale=1.0)
-        draw_seed_band(axes[1], *eval_curves(offset_cell), label=baseline, color=BASELINE_COLORS[baseline])
+        draw_seed_band(axes[1], *eval_curves(offset_cell), label=baseline, **baseline_look(baseline))
     style(axes[1], f"Learning curves with offset {largest:g}", "training step", ACCURACY_LABEL)
     bars = []
     for scale, subset, hatch in ((1.0, "hard", ""), (0.1, "hard", "//"), (1.0, "easy", ""), (0.1, "easy", "//")):
@@ -214,23 +241,23 @@ def offset_and_scale_figure(result: dict) -> Figure:
 
 
 def group_size_figure(result: dict) -> Figure:
-    figure, axes = new_figure(2, 3, 16, 8.4, result, "Group size G at equal prompts per step and at equal samples per step")
-    axes = axes.reshape(2, 3)
+    figure, axes = new_figure(6, result, "Group size G at equal prompts per step and at equal samples per step")
+    # rows: accuracy late and responses to the target; the learning curves; the two oscillation measures
     regimes = ("equal prompts", "equal samples")
     sizes = sorted({c["axes"]["group_size"] for c in result["cells"]})
     for regime, marker in zip(regimes, ("o", "s")):
         cells = cells_where(result, regime=regime)
         for axis, metric in (
-            (axes[0, 0], "late_eval_accuracy"),
-            (axes[1, 0], "samples_to_target"),
-            (axes[1, 1], "eval_total_drop"),
-            (axes[1, 2], "eval_max_drawdown"),
+            (axes[0], "late_eval_accuracy"),
+            (axes[1], "samples_to_target"),
+            (axes[4], "eval_total_drop"),
+            (axes[5], "eval_max_drawdown"),
         ):
             draw_error_points(axis, *metric_points(cells, "group_size", metric), label=regime, marker=marker)
     colors = dict(zip(sizes, [f"C{i}" for i in range(len(sizes))]))
     for axis, regime, x_key, xlabel in (
-        (axes[0, 1], "equal prompts", "eval_samples", "responses sampled (log)"),
-        (axes[0, 2], "equal samples", "eval_step", "training step"),
+        (axes[2], "equal prompts", "eval_samples", "responses sampled (log)"),
+        (axes[3], "equal samples", "eval_step", "training step"),
     ):
         for c in cells_where(result, regime=regime):
             draw_seed_band(
@@ -242,16 +269,16 @@ def group_size_figure(result: dict) -> Figure:
             )
         axis.axhline(TARGET_ACCURACY, color="0.4", ls=":", lw=1)
         style(axis, f"Learning curves, {regime}", xlabel, ACCURACY_LABEL)
-    axes[0, 1].set_xscale("log")
+    axes[2].set_xscale("log")
     titles = {
-        (0, 0): ("Accuracy late in training", ACCURACY_LABEL),
-        (1, 0): (f"Responses to reach {TARGET_ACCURACY:.0%} (no point: no seed did)", "responses sampled (log)"),
-        (1, 1): ("Oscillation: total fall between evaluations", "accuracy points lost (sum of falls)"),
-        (1, 2): ("Oscillation: largest fall from the best so far", "accuracy points"),
+        0: ("Accuracy late in training", ACCURACY_LABEL),
+        1: (f"Responses to reach {TARGET_ACCURACY:.0%}\n(no point: no seed did)", "responses sampled (log)"),
+        4: ("Oscillation: total fall\nbetween evaluations", "accuracy points lost (sum of falls)"),
+        5: ("Oscillation: largest fall\nfrom the best so far", "accuracy points"),
     }
-    for (row, col), (title, ylabel) in titles.items():
-        style(axes[row, col], title, "group size G (log scale)", ylabel, log_x=True, log_y=(row, col) == (1, 0))
-        group_size_ticks(axes[row, col], sizes)
+    for index, (title, ylabel) in titles.items():
+        style(axes[index], title, "group size G (log scale)", ylabel, log_x=True, log_y=index == 1)
+        group_size_ticks(axes[index], sizes)
     return figure
 
 
@@ -260,8 +287,15 @@ def group_size_figure(result: dict) -> Figure:
 ZERO_EPS_AT = 1e-10  # where eps = 0 is drawn on the log axis
 
 
+def eps_tick(eps: float) -> str:
+    """A short std_eps tick label: 0, 1e-8, 1e-6, 0.01, 0.1 (the 1e-02 style crowds the last decades)."""
+    if eps == ZERO_EPS_AT:
+        return "0"
+    return f"{eps:g}" if eps >= 0.01 else f"1e{round(math.log10(eps))}"
+
+
 def sigma_to_zero_figure(result: dict) -> Figure:
-    figure, axes = new_figure(1, 4, 19, 4.6, result, "When the group std goes to zero: std_eps, add vs clamp, and DAPO's dynamic sampling")
+    figure, axes = new_figure(4, result, "When the group std goes to zero: std_eps, add vs clamp, and DAPO's dynamic sampling")
     full = result
     result = {**result, "cells": [c for c in result["cells"] if c["axes"].get("reference", "default") == "default"]}
     rewards = list(dict.fromkeys(c["axes"]["reward"] for c in result["cells"]))
@@ -294,7 +328,7 @@ def sigma_to_zero_figure(result: dict) -> Figure:
         axis.set_xscale("log")
         ticks = sorted({max(c["axes"]["std_eps"], ZERO_EPS_AT) for c in result["cells"]})
         axis.set_xticks(ticks)
-        axis.set_xticklabels(["0" if t == ZERO_EPS_AT else f"{t:.0e}" for t in ticks], fontsize=7)
+        axis.set_xticklabels([eps_tick(t) for t in ticks])
         style(axis, title, "std_eps (log; solid: std + eps, dashed: max(std, eps))", ylabel, log_y=log_y, legend=None)
     figure_legend(figure, axes[0])
     # the bars: each reward at the default reference, and the weak reference (most groups tied), without
@@ -336,21 +370,22 @@ def sigma_to_zero_figure(result: dict) -> Figure:
 
 
 def small_group_figure(result: dict) -> Figure:
-    figure, axes = new_figure(1, 4, 19, 4.8, result, "G = 2 and its remedies (EMA baseline, KL penalty, lower learning rate) against G = 8")
+    figure, axes = new_figure(4, result, "G = 2 and its remedies (EMA baseline, KL penalty, lower learning rate) against G = 8")
     for index, c in enumerate(result["cells"]):
         for axis, x_key in ((axes[0], "eval_step"), (axes[1], "eval_samples")):
-            draw_seed_band(axis, *eval_curves(c, x_key), label=c["label"], color=f"C{index}", lw=1.4)
-    style(axes[0], "Learning curves by step", "training step", ACCURACY_LABEL)
-    style(axes[1], "Learning curves by responses sampled", "responses sampled", ACCURACY_LABEL)
+            draw_seed_band(axis, *eval_curves(c, x_key), label=c["label"], color=f"C{index}", ls=LINE_STYLES[index % len(LINE_STYLES)], lw=1.6)
+    style(axes[0], "Learning curves by step", "training step", ACCURACY_LABEL, legend=None)
+    style(axes[1], "Learning curves by responses sampled", "responses sampled", ACCURACY_LABEL, legend=None)
+    figure_legend(figure, axes[0])
     colors = {"color": [f"C{i}" for i in range(len(result["cells"]))], "edgecolor": "k", "lw": 0.5}
     for axis, metric, title, ylabel in (
         (axes[2], "late_eval_accuracy", "Accuracy late in training", ACCURACY_LABEL),
         (axes[3], "eval_max_drawdown", "Oscillation: largest fall from the best so far", "accuracy points"),
     ):
-        draw_bars(axis, [c["label"] for c in result["cells"]], [(*means_and_stds(result["cells"], metric), colors)], group_width=0.6)
-        axis.tick_params(axis="x", labelrotation=30, labelsize=7)
-        for label in axis.get_xticklabels():
-            label.set_horizontalalignment("right")
+        tick_labels = [
+            textwrap.fill(c["label"], BAR_LABEL_CHARACTERS, break_long_words=False) for c in result["cells"]
+        ]  # six bars a half-width panel
+        draw_bars(axis, tick_labels, [(*means_and_stds(result["cells"], metric), colors)], group_width=0.6)
         style(axis, title, "", ylabel)
     late = [v for v in means_and_stds(result["cells"], "late_eval_accuracy")[0] if v is not None]
     axes[2].set_ylim(min(late) - 0.1, max(late) + 0.05)
@@ -361,7 +396,7 @@ def small_group_figure(result: dict) -> Figure:
 
 
 def blowup_figure(result: dict) -> Figure:
-    figure, axes = new_figure(1, 3, 16, 4.6, result, "The batch is prompts x G responses: time and memory per step, and micro-batching")
+    figure, axes = new_figure(3, result, "The batch is prompts x G responses: time and memory per step, and micro-batching")
     whole = sorted(cells_where(result, micro_batch_size=0), key=lambda c: c["axes"]["prompts_per_step"] * c["axes"]["group_size"])
     x = [stat(c, "responses_per_step") for c in whole]
     draw_error_points(axes[0], x, [stat(c, "time_per_step_s") for c in whole], [stat(c, "time_per_step_s", "std") for c in whole], label="one step")
@@ -369,14 +404,15 @@ def blowup_figure(result: dict) -> Figure:
         axes[0].annotate(
             f"{c['axes']['prompts_per_step']}x{c['axes']['group_size']}",
             (xx, stat(c, "time_per_step_s")),
-            fontsize=7,
             textcoords="offset points",
             xytext=(4, -10),
         )
     style(axes[0], "Time per training step", "responses per step (prompts x G, log)", "seconds (log)", log_x=True, log_y=True)
     for metric, label in (("peak_rss_mb", "peak resident memory of the process"), ("saved_activations_mb", "activations kept for backward")):
         draw_error_points(axes[1], x, [stat(c, metric) for c in whole], [stat(c, metric, "std") for c in whole], label=label)
-    style(axes[1], "Memory", "responses per step (prompts x G, log)", "MB (log)", log_x=True, log_y=True)
+    axes[1].set_yscale("log")
+    axes[1].set_ylim(top=axes[1].get_ylim()[1] * 10)  # a decade of room above the lines for the legend
+    style(axes[1], "Memory", "responses per step (prompts x G, log)", "MB (log)", log_x=True, log_y=True, legend="upper left")
     shape = max((c["axes"]["prompts_per_step"], c["axes"]["group_size"]) for c in result["cells"] if c["axes"]["micro_batch_size"])
     micro = sorted(
         cells_where(result, prompts_per_step=shape[0], group_size=shape[1]),
@@ -414,14 +450,10 @@ def blowup_figure(result: dict) -> Figure:
 # --- 7 ---------------------------------------------------------------------------------------------------
 
 
-LINE_STYLES = ("-", "--", "-.", ":")
-
-
 def grpo_vs_ppo_figure(result: dict) -> Figure:
     """2 x 2 panels (equal samples, equal wall time, cost to reach the target, noisy rewards), one legend
     under them for the learners of the first three; each learner a colour and a line style."""
-    figure, grid = new_figure(2, 2, 13, 10, result, "GRPO's group baseline against PPO's learned critic")
-    axes = grid.ravel()
+    figure, axes = new_figure(4, result, "GRPO's group baseline against PPO's learned critic", panel_height=3.8)
     exact = [c for c in result["cells"] if not c["config"]["train"].get("reward_noise")]
     looks = {c["label"]: {"color": f"C{index}", "ls": LINE_STYLES[index % len(LINE_STYLES)]} for index, c in enumerate(exact)}
     end = min(s["series"]["eval_wall_time"][-1] for c in exact for s in c["per_seed"])
@@ -435,17 +467,12 @@ def grpo_vs_ppo_figure(result: dict) -> Figure:
     # ends where the others do, and a note says where that arm ends
     rollout_arms = [c for c in exact if c["config"]["train"].get("baseline") == "mc_value"]
     others_end = max(s["series"]["eval_samples"][-1] for c in exact if c not in rollout_arms for s in c["per_seed"])
+    off_the_edge = {}
     if rollout_arms and others_end:
         axes[0].set_xlim(0, others_end * 1.02)
         for c in rollout_arms:
             last = statistics.fmean(s["series"]["eval_samples"][-1] for s in c["per_seed"])
-            axes[0].annotate(
-                f"{c['label'].split(',')[0]}: off the edge, ends at {last:,.0f} responses (value rollouts)",
-                (0.02, 0.02),
-                xycoords="axes fraction",
-                fontsize=8,
-                color=looks[c["label"]]["color"],
-            )
+            off_the_edge[c["label"]] = f"{c['label']}\n(equal samples: runs on past the axis to {last:,.0f} responses, its value rollouts counted)"
     style(axes[0], "Equal samples", "responses sampled", ACCURACY_LABEL, legend=None)
     style(axes[1], "Equal wall time (this CPU, shared)", "wall time (seconds)", ACCURACY_LABEL, legend=None)
     costs = np.logspace(-5, 1, 61)
@@ -468,12 +495,15 @@ def grpo_vs_ppo_figure(result: dict) -> Figure:
         log_y=True,
         legend="upper left",
     )
+    noise = 0.0
     for label, color, line in ((GRPO_LABEL, "C0", "-"), (PPO_LABEL, "C1", "-"), (GRPO_NOISY_LABEL, "C0", "--"), (PPO_NOISY_LABEL, "C1", "--")):
         for c in (c for c in result["cells"] if c["label"] == label):
-            draw_seed_band(axes[3], *eval_curves(c, "eval_samples"), label=label, color=color, ls=line)
-    style(axes[3], "Noisy rewards (dashed) against exact ones", "responses sampled", ACCURACY_LABEL, legend="lower right")
+            noise = max(noise, c["config"]["train"].get("reward_noise", 0.0))
+            short = ("GRPO" if color == "C0" else "PPO") + (", noisy" if line == "--" else ", exact")
+            draw_seed_band(axes[3], *eval_curves(c, "eval_samples"), label=short, color=color, ls=line)
+    style(axes[3], f"Noisy rewards (noise std {noise:g}) against exact", "responses sampled", ACCURACY_LABEL, legend="lower right")
     handles, labels = axes[0].get_legend_handles_labels()
-    figure.legend(handles, labels, loc="outside lower center", ncol=2, fontsize=9)
+    figure.legend(handles, [off_the_edge.get(label, label) for label in labels], loc="outside lower center", ncol=1)
     return figure
 
 
@@ -481,7 +511,7 @@ def grpo_vs_ppo_figure(result: dict) -> Figure:
 
 
 def critic_fit_figure(result: dict) -> Figure:
-    figure, axes = new_figure(1, 3, 17, 4.8, result, "PPO's critic at a fixed policy: how many updates to predict V, against a group of G samples")
+    figure, axes = new_figure(4, result, "PPO's critic at a fixed policy: how many updates to predict V, against a group of G samples")
     fresh = {
         c["axes"]["policy"]: c
         for c in cells_where(result, data="fresh", value_clip=0.0)
@@ -500,11 +530,20 @@ def critic_fit_figure(result: dict) -> Figure:
             ms=3,
         )
         if policy == "reference":
-            for shade, G in zip(np.linspace(0.75, 0.25, 6), sorted(int(k.split("=")[1]) for k in c["summary"] if k.startswith("group_ev."))):
+            sizes = sorted(int(k.split("=")[1]) for k in c["summary"] if k.startswith("group_ev."))
+            for side, (shade, G) in enumerate(zip(np.linspace(0.75, 0.25, 6), sizes)):
                 value = stat(c, f"group_ev.G={G}")
-                if value is not None and value > ev_floor:
+                if value is not None and value > ev_floor:  # neighbouring lines are labelled on opposite sides
                     axes[0].axhline(value, color=str(shade), ls="--", lw=1)
-                    axes[0].annotate(f"group mean, G={G}", (1, value), fontsize=7, color="0.2", va="bottom")
+                    at_left = side % 2 == 0
+                    axes[0].annotate(
+                        f"group mean, G={G}",
+                        (0.01 if at_left else 0.99, value),
+                        xycoords=("axes fraction", "data"),
+                        ha="left" if at_left else "right",
+                        va="bottom",
+                        color="0.2",
+                    )
             axes[0].axhline(stat(c, "oracle_ev"), color="k", lw=1.2, label="oracle V (reference policy)")
     axes[0].axhline(0, color="0.5", lw=0.8)
     style(
@@ -513,8 +552,10 @@ def critic_fit_figure(result: dict) -> Figure:
         "critic updates (log; 1 = before training)",
         "explained variance (0 = a constant)",
         log_x=True,
-        legend="lower right",
+        legend=None,
     )
+    axes[3].axis("off")  # the spare slot holds the first panel's legend, which no place inside it leaves uncovered
+    axes[3].legend(*axes[0].get_legend_handles_labels(), loc="upper left", title="Top-left panel")
     for index, c in enumerate([fresh.get("reference"), *cells_where(result, data="fixed")]):
         if c is None:
             continue
@@ -550,7 +591,7 @@ def critic_fit_figure(result: dict) -> Figure:
 
 
 def difficulty_figure(result: dict) -> Figure:
-    figure, axes = new_figure(1, 4, 19, 4.6, result, "Difficulty bias: how much each prompt counts under zscore vs mean (Dr. GRPO's argument)")
+    figure, axes = new_figure(4, result, "Difficulty bias: how much each prompt counts under zscore vs mean (Dr. GRPO's argument)")
     weight_cells = cells_where(result, part="weights")
     G = weight_cells[0]["config"]["group_size"]
     ks = list(range(1, G))
@@ -572,7 +613,7 @@ def difficulty_figure(result: dict) -> Figure:
         "gradient norm / that of the most balanced group",
         legend=None,
     )
-    axes[0].legend(fontsize=7, loc="lower center", ncol=2)
+    axes[0].legend(loc="lower center", ncol=2)
     ks = range(G + 1)
     draw_bars(
         axes[1],
@@ -595,7 +636,7 @@ def difficulty_figure(result: dict) -> Figure:
     )
     style(axes[2], "After training: hard (carry) vs easy problems", "baseline", ACCURACY_LABEL, legend="above bars")
     for c in training:
-        draw_seed_band(axes[3], *eval_curves(c), label=c["axes"]["baseline"], color=BASELINE_COLORS[c["axes"]["baseline"]])
+        draw_seed_band(axes[3], *eval_curves(c), label=c["axes"]["baseline"], **baseline_look(c["axes"]["baseline"]))
     style(axes[3], "Learning curves", "training step", ACCURACY_LABEL)
     return figure
 
@@ -620,7 +661,8 @@ def experiment_figure(name: str, result: dict) -> Figure:
     if name not in FIGURES:
         raise ConfigError("experiment", name, f"choose one of {', '.join(FIGURES)}")
     try:
-        return FIGURES[name](result)
+        with matplotlib.rc_context(READABLE):
+            return FIGURES[name](result)
     except (KeyError, TypeError, AttributeError, IndexError, ValueError) as error:
         detail = f"{type(error).__name__}: {str(error).splitlines()[0][:120] if str(error) else ''}"
         raise ValueError(f"the {name} result cannot be drawn ({detail}): remake it with `python -m grpo_lab sweep {name}`") from None
