@@ -276,7 +276,7 @@ def run_sweep(args: argparse.Namespace) -> int:
 
 def run_pretrain(args: argparse.Namespace) -> int:
     from .policy import CHECKSUMS_PATH, reference_path
-    from .pretrain import RECIPES, SHIPPED_BEFORE_THREAD_RECORD, write_reference
+    from .pretrain import RECIPES, write_reference
     from .task import MAX_DIGITS, OPERATIONS, Task, eval_path, write_eval_set
 
     for path in (eval_path(Task(1, "+")).parent, reference_path("default").parent):
@@ -288,9 +288,9 @@ def run_pretrain(args: argparse.Namespace) -> int:
         for ops in (*OPERATIONS, OPERATIONS):
             write_eval_set(Task(digits, ops))
     for name, recipe in RECIPES.items():
-        # default.pt and weak.pt are not rebuilt bit for bit (data/README.md) and every cached result
-        # starts from them: they are replaced only when asked for by name
-        if (args.only and name != args.only) or (not args.only and name in SHIPPED_BEFORE_THREAD_RECORD):
+        # every cached result starts from the shipped references, and a rebuild matches them only on
+        # the CPU that built them (data/README.md): plain pretrain writes the missing ones only
+        if name != args.only if args.only else reference_path(name).is_file():
             continue
         with tqdm(total=recipe.steps, desc=f"pretrain {name}", unit="step", file=sys.stderr) as bar:
             path, accuracy = write_reference(name, bar)

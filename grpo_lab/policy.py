@@ -403,7 +403,7 @@ def verify_shipped_checksum(path: Path) -> None:
     if actual != expected:
         raise ValueError(
             f"policy file {path} is damaged or changed: its SHA-256 is {actual[:12]}..., {CHECKSUMS_PATH.name} says "
-            f"{expected[:12]}...; restore it (git checkout {path.name}) or regenerate with: python -m grpo_lab pretrain"
+            f"{expected[:12]}...; restore it (git checkout {path.name}) or rebuild it with: python -m grpo_lab pretrain --only {path.stem}"
         )
 
 
