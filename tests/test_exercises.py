@@ -356,6 +356,17 @@ def test_checker_messages_show_inputs_to_float32_precision_without_float_noise(c
     assert format_value(torch.tensor([0.6667])) == "[0.6667]"
 
 
+def test_numbers_set_side_by_side_in_a_verdict_print_apart_when_they_differ():
+    """'you give 0.5, expected 0.5' is no help: a verdict shows as many digits as it takes (float32's 7 at most)."""
+    from grpo_lab.course.exercises import distinct, first_difference
+
+    assert distinct(0.55213, 0.55231, digits=3) == ["0.5521", "0.5523"]
+    assert distinct(float(torch.tensor(2 / 3)), 0.6667) == ["0.66667", "0.6667"]
+    assert distinct(0.25, 0.25) == ["0.25", "0.25"]
+    got, expected = torch.tensor([1.0, 0.5]), torch.tensor([1.0, 0.50012])
+    assert first_difference(got, expected) == "0.5 at index [1], expected 0.50012"
+
+
 def test_find_the_bug_passes_only_the_batch_mean_line(capsys):
     from grpo_lab.course.exercises import BUGGY_LINE, check_find_the_bug
 

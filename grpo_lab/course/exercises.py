@@ -85,6 +85,17 @@ def format_value(value: object) -> str:
     return shown(value)
 
 
+def distinct(*numbers: float, digits: int = 4) -> list[str]:
+    """Numbers with the fewest significant digits (at least ``digits``, at most 7, what float32 holds)
+    at which the ones that differ print differently, so that a verdict's "you give 0.5, expected 0.5"
+    cannot happen, and float32 noise (0.666700005531311) never shows."""
+    for width in range(digits, 8):
+        texts = [f"{float(n):.{width}g}" for n in numbers]
+        if all(texts[i] != texts[j] for i in range(len(numbers)) for j in range(i) if float(numbers[i]) != float(numbers[j])):
+            return texts
+    return texts
+
+
 def as_tensor_like(value: object, expected: torch.Tensor) -> torch.Tensor | str:
     """The learner's value as a CPU tensor of ``expected``'s dtype (a number, a list, a numpy array
     or a tensor of any real dtype will do), or what is wrong with it, as words for a FAIL."""
@@ -218,7 +229,7 @@ def check_predicted_numbers(exercise: str, predictions: dict | None, expected: d
         if isinstance(number, str):
             return verdict(exercise, FAIL, f"{name} is {number}. Hint: {hints[name]}")
         if abs(number - exact) > max(PREDICTION_RTOL * abs(exact), 1e-3):
-            return verdict(exercise, FAIL, f"{name} = {number:.4g} is not it. Hint: {hints[name]}")
+            return verdict(exercise, FAIL, f"{name} = {distinct(number, exact)[0]} is not it. Hint: {hints[name]}")
     return verdict(exercise, PASS, ", ".join(f"{name} = {exact:.4g}" for name, exact in expected.items()) + f". {why}")
 
 
@@ -307,7 +318,7 @@ def check_largest_zscore(prediction: float | None, group_size: int = 8) -> None:
     return verdict(
         exercise,
         FAIL,
-        f"you predicted {number:.4g}; one 1 among {group_size - 1} zeros already gives {measured:.4f}. "
+        f"you predicted {distinct(number, measured)[0]}; one 1 among {group_size - 1} zeros already gives {measured:.4f}. "
         "Hint: the extreme group is one 1 among G-1 zeros: its mean is 1/G and its Bessel std is 1/sqrt(G); work out (1 - 1/G) / std",
     )
 
@@ -427,7 +438,8 @@ def reference_grpo_loss(batch: dict, rewards: torch.Tensor, old_logprobs: torch.
 def first_difference(got: torch.Tensor, expected: torch.Tensor) -> str:
     index = tuple(int(i) for i in torch.nonzero(~torch.isclose(got, expected, atol=1e-5, rtol=1e-4, equal_nan=True))[0])
     where = f" at index {list(index)}" if index else ""
-    return f"{float(got[index]):.5g}{where}, expected {float(expected[index]):.5g}"
+    mine, theirs = distinct(float(got[index]), float(expected[index]), digits=5)
+    return f"{mine}{where}, expected {theirs}"
 
 
 def check_grpo_loss(function: Callable) -> None:
@@ -497,10 +509,11 @@ def check_zscore_weight(function: Callable[[float], float]) -> None:
         if isinstance(value, str):
             return verdict(exercise, FAIL, f"for p={p} you return {value}. Hint: return one number, the relative weight")
         if not abs(value - expected) <= 0.03 * expected:
+            mine, exact = distinct(value, expected)
             return verdict(
                 exercise,
                 FAIL,
-                f"for p={p} you return {value:.4g}; the exact expectation at G={group_size} is {expected:.4g}. "
+                f"for p={p} you return {mine}; the exact expectation at G={group_size} is {exact}. "
                 "Hint: for large G the group's std is close to the Bernoulli std sqrt(p (1 - p)), and z-scoring is "
                 "mean-centring divided by it",
             )
@@ -552,7 +565,7 @@ def check_ema_baseline(function: Callable[[list, float], list]) -> None:
                 return verdict(
                     "05_ema_baseline",
                     FAIL,
-                    f"decay={decay}, rewards per step {[format_value(b) for b in batches]}: at step {step} "
+                    f"decay={decay}, rewards per step {'; '.join(format_value(b) for b in batches)}: at step {step} "
                     f"you return {format_value(mine)}, expected {format_value(theirs)}. Hint: {hint}",
                 )
     return verdict("05_ema_baseline", PASS, f"matches the trainer's EMABaseline on all {len(cases)} reward sequences")
@@ -613,7 +626,8 @@ def check_run_prediction(
     (first, a), (second, b) = values.items()
     measured = same if abs(a - b) <= tolerance else first if a > b else second
     steps = next(iter(configs.values())).steps
-    evidence = f"{metric} ({summary} over a {steps}-step run, seed {next(iter(configs.values())).seed}): {first} {a:.3g}, {second} {b:.3g}"
+    shown_a, shown_b = distinct(a, b, digits=3)
+    evidence = f"{metric} ({summary} over a {steps}-step run, seed {next(iter(configs.values())).seed}): {first} {shown_a}, {second} {shown_b}"
     return check_prediction(exercise, prediction, (first, second, same), measured, evidence)
 
 
