@@ -315,7 +315,7 @@ def small_groups_noisier(r: dict) -> Finding:
         + ("learns more slowly" if slower_per_step else "still learns as fast")
         + "; per sample (same responses), "
         + (
-            f"G={' and '.join(map(str, slower_sizes))} reaches the target later than G=8 (row 5 compares where they end)"
+            f"G={' and '.join(map(str, slower_sizes))} reaches the target later than G=8 (claim 5 compares where they end)"
             if slower_per_sample
             else "it is not slower"
         )
