@@ -290,7 +290,8 @@ def run_pretrain(args: argparse.Namespace) -> int:
     for name, recipe in RECIPES.items():
         # every cached result starts from the shipped references, and a rebuild matches them only on
         # the CPU that built them (data/README.md): plain pretrain writes the missing ones only
-        if name != args.only if args.only else reference_path(name).is_file():
+        wanted = name == args.only if args.only else not reference_path(name).is_file()
+        if not wanted:
             continue
         with tqdm(total=recipe.steps, desc=f"pretrain {name}", unit="step", file=sys.stderr) as bar:
             path, accuracy = write_reference(name, bar)

@@ -184,7 +184,8 @@ class GRPOLab:
         self._enable_epsilon()
         self.widget = self._layout()
         warm_up_torch()
-        if not (autorun and self.start_run() is not None):
+        first_run = self.start_run() if autorun else None
+        if first_run is None:
             # the empty plot; with autorun the run's first frame is the first drawing: one full draw of the
             # four panels (about a second of CPU) fewer before a Voila page shows
             self.refresh_view()
