@@ -59,6 +59,35 @@ def test_cached_results_draw_their_figures(cached):
         assert isinstance(experiment_figure(name, result), Figure)
 
 
+NOTEBOOK_WIDTH_INCHES = 900 / 96  # a figure shown at ~900 CSS px of notebook width
+SMALLEST_POINTS = 9  # issue 22: legends and ticks at 9 pt or more at that width
+
+
+@pytest.mark.parametrize("name", list(EXPERIMENTS))
+def test_a_figure_reads_at_notebook_width_and_its_lines_differ_in_style_not_only_colour(cached, name):
+    """At most two panels a row; every visible text at >= 9 pt when the figure is shown 900 px wide; on
+    each panel no two labelled lines share a line style and marker (they stay apart in grey and under
+    colour blindness, and where they coincide)."""
+    from matplotlib.text import Text
+
+    figure = experiment_figure(name, cached[name])
+    scale = NOTEBOOK_WIDTH_INCHES / figure.get_figwidth()
+    panels = [axis for axis in figure.axes if axis.get_visible() and axis.get_subplotspec() is not None]
+    assert max(axis.get_subplotspec().get_gridspec().ncols for axis in panels) <= 2
+    small = {t.get_text()[:30]: round(t.get_fontsize() * scale, 1) for t in figure.findobj(Text) if t.get_visible() and t.get_text().strip()}
+    assert all(points >= SMALLEST_POINTS for points in small.values()), {text: pt for text, pt in small.items() if pt < SMALLEST_POINTS}
+    for axis in panels:
+        looks = [
+            (line.get_label(), str(line.get_linestyle()), str(line.get_marker()))
+            for line in axis.get_lines()
+            if not line.get_label().startswith("_") and len(line.get_xdata()) > 1
+        ]
+        seen: dict = {}
+        for label, *look in looks:
+            assert tuple(look) not in seen, f"{name}, panel {axis.get_title()!r}: {label!r} and {seen[tuple(look)]!r} differ only in colour"
+            seen[tuple(look)] = label
+
+
 def test_claims_md_is_exactly_what_the_result_files_give(cached):
     from grpo_lab.experiments.catalog import DEFAULT_REGIME, REGIMES
     from grpo_lab.experiments.claims_report import available_results

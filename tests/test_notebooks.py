@@ -160,3 +160,28 @@ def test_every_metric_the_course_tabulates_is_in_the_glossary():
         if re.sub(r"G=\d+", "G=g", metric) not in entries
     }
     assert not missing, f"metrics printed but not in notebooks/glossary.md: {sorted(missing)}"
+
+
+def cited_claims(notebook: nbformat.NotebookNode, function: str) -> set[str]:
+    """The claim keys passed as a literal list to ``function(...)`` in the notebook's code cells."""
+    import ast
+
+    keys: set[str] = set()
+    for cell in notebook.cells:
+        if cell.cell_type == "code":
+            for literal in re.findall(rf"{function}\((\[[^\]]*\])", cell.source):
+                keys |= set(ast.literal_eval(literal))
+    return keys
+
+
+def test_the_main_path_shows_verdicts_and_the_appendix_their_numbers():
+    """Issue 22: the long findings blocks live in 08; a main-path unit shows a verdict table whose every
+    claim 08 prints in full."""
+    appendix = cited_claims(read(NOTEBOOKS_DIR / "08_appendix_full_measurements.ipynb"), "print_findings")
+    for name in MAIN_PATH:
+        notebook = read(NOTEBOOKS_DIR / f"{name}.ipynb")
+        assert "print_findings" not in "".join(cell.source for cell in notebook.cells if cell.cell_type == "code"), (
+            f"{name} prints long findings: move them to 08"
+        )
+        missing = cited_claims(notebook, "regime_table_markdown") - appendix
+        assert not missing, f"{name} shows the verdicts of {sorted(missing)}, which notebook 08 does not print"

@@ -212,17 +212,16 @@ def other_regime_findings(claim, by_regime: dict[str, dict]) -> dict:
     return {regime: regime_finding(claim, found, regime) for regime, found in by_regime.items() if regime != "gentle"}
 
 
-def regime_table_markdown(only_changes: bool = True, language: str = "en") -> str:
+def regime_table_markdown(keys: list[str] | None = None, only_changes: bool = True, language: str = "en") -> str:
     """A markdown table of each claim's verdict in every regime that has results (read from the result
-    files, as claims.md judges them); with ``only_changes``, only the claims whose verdict is not the
-    same everywhere it was tested. A claim row links to its section of claims.md."""
-    from ..experiments.claims import CLAIMS
+    files, as claims.md judges them): the claims with these keys in the order given (all when None);
+    with ``only_changes``, only those whose verdict is not the same everywhere it was tested."""
     from ..experiments.claims_report import regime_finding
 
     by_regime = regime_results()
     header = ("claim", *by_regime) if language == "en" else ("论断", *by_regime)
     rows = []
-    for claim in CLAIMS:
+    for claim, _ in findings(keys, by_regime["gentle"]):
         verdicts = [regime_finding(claim, found, regime) for regime, found in by_regime.items()]
         tested = {finding.verdict for finding in verdicts if finding.verdict != UNTESTED_VERDICT}
         if only_changes and len(tested) < 2:

@@ -17,7 +17,7 @@ from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
 from ..errors import ConfigError
-from ..plots import FIGURE_WIDTH, READABLE, draw_error_points, draw_seed_band
+from ..plots import FIGURE_WIDTH, READABLE, RUN_MARKERS, draw_error_points, draw_seed_band
 from .catalog import BASELINES, GRPO_LABEL, GRPO_NOISY_LABEL, PPO_LABEL, PPO_NOISY_LABEL, TARGET_ACCURACY
 
 ACCURACY_LABEL = "held-out accuracy (fraction correct)"
@@ -26,6 +26,18 @@ ACCURACY_LABEL = "held-out accuracy (fraction correct)"
 BASELINE_COLORS = {"none": "tab:gray", "mean": "tab:blue", "rloo": "tab:green", "zscore": "tab:red", "ema": "tab:purple"}
 LINE_STYLES = ("-", "--", "-.", ":")  # cycled with the colours where one figure draws many learners
 BASELINE_LINES = {"none": "-", "mean": "--", "rloo": "-.", "zscore": ":", "ema": (0, (5, 1, 1, 1))}
+
+
+def learner_look(index: int) -> dict:
+    """Line options of the ``index``-th learner of a figure that draws many: a colour, a line style and a
+    marker (sparse, every tenth of the panel), so that no two of up to 28 lines share a style."""
+    return {
+        "color": f"C{index}",
+        "ls": LINE_STYLES[index % len(LINE_STYLES)],
+        "marker": RUN_MARKERS[index % len(RUN_MARKERS)],
+        "markevery": 0.1,
+        "ms": 4,
+    }
 
 
 def baseline_look(baseline: str) -> dict:
@@ -254,7 +266,6 @@ def group_size_figure(result: dict) -> Figure:
             (axes[5], "eval_max_drawdown"),
         ):
             draw_error_points(axis, *metric_points(cells, "group_size", metric), label=regime, marker=marker)
-    colors = dict(zip(sizes, [f"C{i}" for i in range(len(sizes))]))
     for axis, regime, x_key, xlabel in (
         (axes[2], "equal prompts", "eval_samples", "responses sampled (log)"),
         (axes[3], "equal samples", "eval_step", "training step"),
@@ -264,8 +275,8 @@ def group_size_figure(result: dict) -> Figure:
                 axis,
                 *eval_curves(c, x_key, skip_zero=regime == "equal prompts"),
                 label=f"G={c['axes']['group_size']}, P={c['axes']['prompts_per_step']}",
-                color=colors[c["axes"]["group_size"]],
                 lw=1.3,
+                **learner_look(sizes.index(c["axes"]["group_size"])),
             )
         axis.axhline(TARGET_ACCURACY, color="0.4", ls=":", lw=1)
         style(axis, f"Learning curves, {regime}", xlabel, ACCURACY_LABEL)
@@ -373,7 +384,7 @@ def small_group_figure(result: dict) -> Figure:
     figure, axes = new_figure(4, result, "G = 2 and its remedies (EMA baseline, KL penalty, lower learning rate) against G = 8")
     for index, c in enumerate(result["cells"]):
         for axis, x_key in ((axes[0], "eval_step"), (axes[1], "eval_samples")):
-            draw_seed_band(axis, *eval_curves(c, x_key), label=c["label"], color=f"C{index}", ls=LINE_STYLES[index % len(LINE_STYLES)], lw=1.6)
+            draw_seed_band(axis, *eval_curves(c, x_key), label=c["label"], lw=1.6, **learner_look(index))
     style(axes[0], "Learning curves by step", "training step", ACCURACY_LABEL, legend=None)
     style(axes[1], "Learning curves by responses sampled", "responses sampled", ACCURACY_LABEL, legend=None)
     figure_legend(figure, axes[0])
@@ -455,7 +466,7 @@ def grpo_vs_ppo_figure(result: dict) -> Figure:
     under them for the learners of the first three; each learner a colour and a line style."""
     figure, axes = new_figure(4, result, "GRPO's group baseline against PPO's learned critic", panel_height=3.8)
     exact = [c for c in result["cells"] if not c["config"]["train"].get("reward_noise")]
-    looks = {c["label"]: {"color": f"C{index}", "ls": LINE_STYLES[index % len(LINE_STYLES)]} for index, c in enumerate(exact)}
+    looks = {c["label"]: learner_look(index) for index, c in enumerate(exact)}
     end = min(s["series"]["eval_wall_time"][-1] for c in exact for s in c["per_seed"])
     for c in exact:
         draw_seed_band(axes[0], *eval_curves(c, "eval_samples"), label=c["label"], **looks[c["label"]])
@@ -500,7 +511,9 @@ def grpo_vs_ppo_figure(result: dict) -> Figure:
         for c in (c for c in result["cells"] if c["label"] == label):
             noise = max(noise, c["config"]["train"].get("reward_noise", 0.0))
             short = ("GRPO" if color == "C0" else "PPO") + (", noisy" if line == "--" else ", exact")
-            draw_seed_band(axes[3], *eval_curves(c, "eval_samples"), label=short, color=color, ls=line)
+            draw_seed_band(
+                axes[3], *eval_curves(c, "eval_samples"), label=short, color=color, ls=line, marker="o" if color == "C0" else "s", markevery=0.1, ms=4
+            )
     style(axes[3], f"Noisy rewards (noise std {noise:g}) against exact", "responses sampled", ACCURACY_LABEL, legend="lower right")
     handles, labels = axes[0].get_legend_handles_labels()
     figure.legend(handles, [off_the_edge.get(label, label) for label in labels], loc="outside lower center", ncol=1)
@@ -526,7 +539,7 @@ def critic_fit_figure(result: dict) -> Figure:
             [s["series"]["ev_prompt"] for s in c["per_seed"]],
             label=f"critic V(prompt), {policy}",
             color=f"C{index}",
-            marker="o",
+            marker=RUN_MARKERS[index],
             ms=3,
         )
         if policy == "reference":
@@ -568,8 +581,18 @@ def critic_fit_figure(result: dict) -> Figure:
             label=f"{name}: on its training batch",
             color=f"C{index + 2}",
             ls="--",
+            marker=RUN_MARKERS[index],
+            ms=4,
         )
-        draw_seed_band(axes[1], updates, [s["series"]["ev_token"] for s in c["per_seed"]], label=f"{name}: held out", color=f"C{index + 2}")
+        draw_seed_band(
+            axes[1],
+            updates,
+            [s["series"]["ev_token"] for s in c["per_seed"]],
+            label=f"{name}: held out",
+            color=f"C{index + 2}",
+            marker=RUN_MARKERS[index],
+            ms=4,
+        )
     axes[1].axhline(0, color="0.5", lw=0.8)
     style(axes[1], "Over- and under-fitting (every answer token)", "critic updates (log)", "explained variance", log_x=True, legend="upper left")
     variants = sorted(cells_where(result, policy="reference", data="fresh"), key=lambda c: (c["axes"]["value_clip"], c["axes"]["critic_lr"]))
