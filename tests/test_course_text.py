@@ -4,7 +4,10 @@ missing or broken file is one clear error naming it."""
 from __future__ import annotations
 
 import json
+import re
+from pathlib import Path
 
+import nbformat
 import pytest
 
 from grpo_lab.course import drill, drill_answers, text_files
@@ -60,3 +63,32 @@ def test_the_remedies_share_one_test_with_their_own_cells():
         claim = drill.CLAIMS_ZH[key]
         assert [number.cell for number in claim.numbers] == ["G=2", cell, "G=2", cell], key
         assert claim.how == drill.CLAIMS_ZH["g2-ema"].how
+
+
+ROOT = Path(__file__).resolve().parent.parent
+# "04a §1", "05a §2b", "08 §05b": a notebook's number, then a section ("## 2b. ..."; in 08 "## 05b · ...")
+SECTION_POINTER = re.compile(r"(?<![\d.])(0\d[a-c]?),? ?§ ?(\d+[a-z]?)")
+
+
+def notebook_sections() -> dict[str, set[str]]:
+    """{notebook number: the sections its headings name}: '04a' -> {'1'}, '08' -> {'01b', '04a', ...}."""
+    sections = {}
+    for path in (ROOT / "notebooks").glob("*.ipynb"):
+        headings = "\n".join(cell.source for cell in nbformat.read(path, as_version=4).cells if cell.cell_type == "markdown")
+        sections[path.stem.split("_")[0]] = set(re.findall(r"^#{2,3} (\d+[a-z]?)(?:\.| ·) ", headings, flags=re.MULTILINE))
+    return sections
+
+
+def test_every_section_pointer_names_a_section_that_exists():
+    """A pointer such as '04 §1' written before 04 was split into 04a-c fails here: the course's text,
+    notebooks, library strings and READMEs point only at headings that exist."""
+    sections = notebook_sections()
+    files = [*(ROOT / "notebooks").glob("*.ipynb"), *(ROOT / "grpo_lab").rglob("*.py"), *text_files.TEXT_DIR.glob("*.json")]
+    files += [ROOT / "README.md", ROOT / "data" / "results" / "README.md", ROOT / "data" / "results" / "claims.md"]
+    broken = [
+        f"{path.relative_to(ROOT)}: {match[0]!r}"
+        for path in files
+        for match in SECTION_POINTER.finditer(path.read_text(encoding="utf-8"))
+        if match[2] not in sections.get(match[1], set())
+    ]
+    assert not broken, "pointers to no section:\n" + "\n".join(broken)

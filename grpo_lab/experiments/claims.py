@@ -208,7 +208,7 @@ def zscore_lowers_variance(r: dict) -> Finding:
             else f" Nor does centring reliably raise it on these rewards: mean-only's SNR is above no baseline's in {by_centring['higher']} "
             f"cells, below it in {by_centring['lower']} and within noise in {by_centring['same']}. With 0/1 rewards and no "
             "offset a wrong answer's term is already 0, so there is no offset for a baseline to remove; the noise a baseline "
-            "removes is an offset's (the offset row, notebook 01 §3)."
+            "removes is an offset's (the offset row, notebook 01b §3)."
         )
         + " With 0/1 rewards at G=2, mean, rloo and zscore give the same gradient direction (only its length differs)."
     )

@@ -106,7 +106,7 @@ def explain_run(config: TrainConfig, history: list[dict], status: str, message: 
             f"PPO's critic is a second network the policy's size, trained {config.critic_epochs * config.critic_minibatches} "
             f"times a step ({config.critic_epochs} epochs x {config.critic_minibatches} minibatches): a step takes about five "
             "times as long as GRPO's (notebook 05 measures it), and on these 3-token answers the critic explains "
-            "little of the reward (notebook 05 §2b)."
+            "little of the reward (notebook 05a §2b)."
         )
     if config.baseline == "none" and config.reward_offset != 0:
         direction = "up" if config.reward_offset > 0 else "down"
