@@ -374,6 +374,8 @@ def test_find_the_bug_passes_only_the_batch_mean_line(capsys):
         check_find_the_bug(line)
         out = capsys.readouterr().out
         assert ("PASS" in out) == (line == BUGGY_LINE), (line, out)
+        if line == BUGGY_LINE:  # both advantage tables whole and rounded, not float32 digits cut mid-number
+            assert "[[0.935, 0.935, 0.935, -0.935], [-0.935, -0.935, -0.935, 0.935]]" in out and "[[0.5, 0.5, 0.5, -1.5]," in out, out
 
 
 # exercises worked out by hand: exercise name -> (checker, the name the solution defines, a plausible wrong answer)

@@ -185,3 +185,35 @@ def test_the_main_path_shows_verdicts_and_the_appendix_their_numbers():
         )
         missing = cited_claims(notebook, "regime_table_markdown") - appendix
         assert not missing, f"{name} shows the verdicts of {sorted(missing)}, which notebook 08 does not print"
+
+
+@pytest.mark.parametrize("name", MAIN_PATH)
+def test_every_exercise_is_asked_in_the_markdown_cell_just_before_it(name):
+    """A learner meets a YOUR CODE HERE cell only after the question it answers (05b's prediction
+    once sat under a list of learners with no question)."""
+    cells = read(NOTEBOOKS_DIR / f"{name}.ipynb").cells
+    for index, exercise in exercise_cells(read(NOTEBOOKS_DIR / f"{name}.ipynb")):
+        before = cells[index - 1]
+        assert before.cell_type == "markdown" and "exercise" in before.source.lower(), (
+            f"{name}: exercise {exercise!r} (cell {index}) is not introduced by the markdown cell before it"
+        )
+
+
+# issue 22: each headline result is a run the learner starts (a verdict from its own numbers) before
+# the cached multi-seed sweep is offered as the full measurement
+HEADLINE_LIVE_RUNS = {
+    "01b_variance_and_offset": "offset-and-scale",  # the reward offset
+    "02_the_group_baseline": "offset-and-scale",  # sigma and reward scales
+    "04a_small_groups": "group-size",  # G against prompts at equal samples
+    "04b_sigma_to_zero": "sigma-to-zero",  # sigma -> 0
+    "05b_grpo_vs_ppo": "grpo-vs-ppo",  # GRPO against the critic, and the critic-free control
+}
+
+
+@pytest.mark.parametrize("name", HEADLINE_LIVE_RUNS)
+def test_each_headline_result_runs_live_before_its_cached_sweep(name):
+    sources = [cell.source for cell in read(NOTEBOOKS_DIR / f"{name}.ipynb").cells if cell.cell_type == "code"]
+    live = [index for index, source in enumerate(sources) if "live_comparison(" in source]
+    cached = [index for index, source in enumerate(sources) if f'load_or_run("{HEADLINE_LIVE_RUNS[name]}"' in source]
+    assert live and cached, f"{name} needs a live_comparison run and the cached {HEADLINE_LIVE_RUNS[name]} sweep"
+    assert live[0] < cached[0], f"{name} shows the cached {HEADLINE_LIVE_RUNS[name]} sweep before the learner's own run"

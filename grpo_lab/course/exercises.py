@@ -653,8 +653,12 @@ def check_find_the_bug(bug_line: int | None) -> None:
     rewards = torch.tensor([[1.0, 1.0, 1.0, 0.0], [0.0, 0.0, 0.0, 1.0]])
     buggy = (rewards - rewards.mean()) / (rewards.std() + 1e-4)
     right = compute_advantages(rewards, "zscore")
+
+    def rounded(advantages: torch.Tensor) -> str:  # 3 decimals: the pattern, not float32's last digits
+        return str([[round(value, 3) for value in row] for row in advantages.tolist()])
+
     evidence = (
-        f"for the groups {format_value(rewards)} line 1 gives {format_value(buggy)}, each group on its own gives {format_value(right)}: "
+        f"for the groups {rounded(rewards)} line 1 gives {rounded(buggy)}, each group on its own gives {rounded(right)}: "
         "with the batch's mean (0.5), every answer of the mostly-right group counts as good and every answer of the mostly-wrong one as bad, "
         "so the update pushes on which prompt was easy, not on which answer was better"
     )
