@@ -92,3 +92,18 @@ def test_every_section_pointer_names_a_section_that_exists():
         if match[2] not in sections.get(match[1], set())
     ]
     assert not broken, "pointers to no section:\n" + "\n".join(broken)
+
+
+def test_a_notebook_reads_another_regimes_cached_result_and_can_rerun_it(monkeypatch):
+    """04a, 04c, 05a and 05c print the regime numbers their prose quotes with load_or_run(..., regime=R),
+    and RERUN = True re-runs that regime's experiment, as it does the gentle one's."""
+    from grpo_lab.course import notebook
+
+    monkeypatch.delenv(notebook.RESULTS_DIR_ENV, raising=False)
+    result = notebook.load_or_run("small-group-remedies", regime="large-step")
+    assert "--regime large-step" in result["command"]
+    assert notebook.load_or_run("small-group-remedies")["command"] != result["command"]
+    calls = []
+    monkeypatch.setattr("grpo_lab.experiments.run_experiment", lambda name, **options: calls.append((name, options["regime"])) or {})
+    notebook.load_or_run("critic-fit", rerun=True, regime="long-answer")
+    assert calls == [("critic-fit", "long-answer")]

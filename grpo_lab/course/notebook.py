@@ -92,15 +92,16 @@ def show(figure: Figure, name: str = "") -> None:
         write_atomically(Path(folder) / f"{name}.png", png)
 
 
-def load_or_run(name: str, rerun: bool = False, seeds: int | None = None) -> dict:
+def load_or_run(name: str, rerun: bool = False, seeds: int | None = None, regime: str = "gentle") -> dict:
     """The cached result of experiment ``name`` (data/results/NAME.json, or NAME.json in the folder
-    named by GRPO_LAB_RESULTS_DIR, e.g. your own sweeps), or a fresh run of it when ``rerun`` is
-    True (in fast mode the fresh run is the experiment's fast slice; ``seeds``: how many)."""
+    named by GRPO_LAB_RESULTS_DIR, e.g. your own sweeps; regimes/REGIME/ for a ``regime`` other than
+    the gentle one), or a fresh run of it when ``rerun`` is True (in fast mode the fresh run is the
+    experiment's fast slice; ``seeds``: how many)."""
     from ..experiments import load_result, run_experiment
 
     if rerun:
-        return run_experiment(name, seeds=seeds, fast=fast_mode(), progress=True)
-    return load_result(name, directory=os.environ.get(RESULTS_DIR_ENV) or None)
+        return run_experiment(name, seeds=seeds, fast=fast_mode(), progress=True, regime=regime)
+    return load_result(name, directory=os.environ.get(RESULTS_DIR_ENV) or None, regime=regime)
 
 
 def result_cell(result: dict, label: str) -> dict:
