@@ -15,8 +15,11 @@ VOILA_CULLING := --MappingKernelManager.cull_idle_timeout=300 --MappingKernelMan
 # the JupyterHub route (deploy/jupyterhub/jupyterhub_config.py): its proxy comes from npm, pinned
 HUB_PROXY_VERSION := 5.3.0
 HUB_PROXY := build/hub-proxy/node_modules/.bin/configurable-http-proxy
-# the classroom page leaves out the cells tagged voila-skip (the prediction checks train seven runs)
-VOILA_PAGE := --Voila.config_file_paths=grpo_lab/lab/voila_page
+# the classroom page: the lab notebook without its cells tagged voila-skip (the prediction checks train
+# seven runs), served with kernels warmed in advance (grpo_lab/lab/voila_page/warm/voila.py; GRPO_LAB_POOL
+# of them, default 3, about 430 MB each)
+CLASSROOM_NOTEBOOK := build/classroom/03_interactive_lab.ipynb
+VOILA_PAGE := --Voila.config_file_paths=grpo_lab/lab/voila_page/warm
 # Jupyter refuses to run as root unless told to (containers and CI machines often run as root)
 ALLOW_ROOT := $(if $(filter 0,$(shell id -u)),--ServerApp.allow_root=True,)
 
@@ -46,8 +49,11 @@ start: install
 		--LabApp.default_url=/lab/tree/$(START_NOTEBOOK) $(START_NOTEBOOK)
 
 voila: install
-	@echo "Voila on http://$(GRPO_LAB_HOST):$(GRPO_LAB_PORT)/ (no token: anyone who can reach that address can use it)"
-	$(BIN)/voila --Voila.ip=$(GRPO_LAB_HOST) --port=$(GRPO_LAB_PORT) $(VOILA_CULLING) $(VOILA_PAGE) notebooks/03_interactive_lab.ipynb
+	$(BIN)/python grpo_lab/lab/voila_page/classroom_page.py notebooks/03_interactive_lab.ipynb $(CLASSROOM_NOTEBOOK)
+	@echo "Voila on http://$(GRPO_LAB_HOST):$(GRPO_LAB_PORT)/ (no token: anyone who can reach that address can use it);"
+	@echo "for a projector, the large plot: http://$(GRPO_LAB_HOST):$(GRPO_LAB_PORT)/?plot=large"
+	@echo "a page opens at once on each warm kernel: wait for 'grpo-lab: a warm kernel is ready' in the log (once a kernel)"
+	$(BIN)/voila --Voila.ip=$(GRPO_LAB_HOST) --port=$(GRPO_LAB_PORT) $(VOILA_CULLING) $(VOILA_PAGE) $(CLASSROOM_NOTEBOOK)
 
 # every student their own lab: a local JupyterHub (any name logs in, no password checked) whose
 # students each get a server that opens the lab in Voila; its database and homes live in build/hub

@@ -1,12 +1,15 @@
 """How long a class waits for the Voila page: from opening it to the dashboard visible, and to its
 first run training live (the status line says "Running" at a step past 0). Voila is started as
-`make voila` starts it (the cells tagged voila-skip left out), on a copy of the lab notebook, in
-teaching mode (not fast mode: the class's run, 150 steps), and Debian's Chromium opens the page
-``--tabs`` times at once. The budget (DESIGN.md) is 10 s for one tab at load < 1, 12 s with three.
+`make voila` starts it (the classroom notebook, its kernels warmed in advance) or by another
+``--route``, on a copy of the lab notebook, in teaching mode (not fast mode: the class's run, 150
+steps), and Debian's Chromium opens the page ``--tabs`` times at once, once the warm kernels wait
+(the teacher starts the server before the class). The budget (DESIGN.md) is 10 s for one tab at
+load < 1, 12 s with three.
 
-    python benchmarks/bench_voila_startup.py [--tabs 1] [--repeats 2] [--all-cells]
+    python benchmarks/bench_voila_startup.py [--route warm|cold|all-cells] [--tabs 1] [--repeats 2] [--pool 3]
 
-``--all-cells``: Voila runs every cell, the voila-skip ones too (the page as it was before them).
+``--route cold``: a kernel started per page, voila-skip cells left out (each student's server on the
+JupyterHub, and `make voila` before warm kernels); ``all-cells``: every cell run (before voila-skip).
 
 Measurements, not assertions; the machine, its load average and the command are printed.
 """
@@ -23,7 +26,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path[:0] = [str(HERE), str(HERE.parent / "tests")]
 from bench_lab import load_average, machine  # noqa: E402
-from browser_helpers import CHROMIUM, CHROMIUM_ARGS, serve  # noqa: E402
+from browser_helpers import CHROMIUM, CHROMIUM_ARGS, SERVER_START_SECONDS, VOILA_ROUTES, WARM_KERNEL_READY, serve  # noqa: E402
 
 TIMEOUT_MS = 180_000
 LIVE_TIMEOUT_MS = 30_000  # after the page shows: run 1 takes about 5 s, so longer means it was over already
@@ -61,22 +64,34 @@ def time_one_load(url: str, tabs: int) -> list[tuple[float, float | None]]:
             browser.close()
 
 
+def wait_for_warm_kernels(log: Path, count: int) -> None:
+    """Wait until the server's log says ``count`` kernels in all were warmed (used ones are replaced
+    FILL_DELAY_S after their page opened: grpo_lab/lab/voila_page/warm/voila.py)."""
+    deadline = time.monotonic() + SERVER_START_SECONDS
+    while log.read_text().count(WARM_KERNEL_READY) < count:
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"{count} warm kernels were not ready within {SERVER_START_SECONDS} s")
+        time.sleep(0.5)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--tabs", type=int, default=1, choices=range(1, 6), help="pages opened at once (1 to 5)")
     parser.add_argument("--repeats", type=int, default=2, choices=range(1, 11), help="page loads, one server (1 to 10)")
-    parser.add_argument("--all-cells", action="store_true", help="run the voila-skip cells too (the page before they were skipped)")
+    parser.add_argument("--route", choices=VOILA_ROUTES, default="warm", help="how Voila serves the lab (default: warm, as `make voila`)")
+    parser.add_argument("--pool", type=int, default=3, choices=range(1, 11), help="warm kernels (GRPO_LAB_POOL; `make voila`'s default 3)")
     args = parser.parse_args(argv)
     if not Path(CHROMIUM).exists():
         print(f"no Chromium at {CHROMIUM}: nothing measured")
         return 1
     print(f"machine: {machine()}; load average before: {load_average()}")
-    print(
-        f"command: python benchmarks/bench_voila_startup.py --tabs {args.tabs} --repeats {args.repeats}" + (" --all-cells" if args.all_cells else "")
-    )
+    print(f"command: python benchmarks/bench_voila_startup.py --route {args.route} --tabs {args.tabs} --repeats {args.repeats} --pool {args.pool}")
     visible, live = [], []
-    with tempfile.TemporaryDirectory() as workdir, serve("voila", Path(workdir), fast=False, voila_skip=not args.all_cells) as url:
+    with tempfile.TemporaryDirectory() as workdir, serve("voila", Path(workdir), fast=False, route=args.route, pool=args.pool) as url:
         for repeat in range(args.repeats):
+            if args.route == "warm":  # the pages used so far replaced: the class arrives at a ready server
+                wait_for_warm_kernels(Path(workdir) / "voila.log", args.pool + repeat * min(args.tabs, args.pool))
+                print(f"load {repeat + 1}: {args.pool} warm kernels ready; load average {load_average()}")
             for page, (seen, training) in enumerate(time_one_load(url, args.tabs), start=1):
                 live_words = f"{training:.1f} s" if training is not None else "never (run 1 was over when the page showed)"
                 print(f"load {repeat + 1}, tab {page}: dashboard visible {seen:.1f} s, run 1 training live {live_words}")

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import io
 import math
+import textwrap
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -20,11 +21,14 @@ import PIL.Image
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
-from matplotlib.ticker import Formatter, FuncFormatter
+from matplotlib.ticker import Formatter, FuncFormatter, MultipleLocator
 
 from .plots import X_LABELS, save_figure, series
 
-LIVE_FONT_SIZES = {"title": 17, "label": 16, "tick": 16, "legend": 16}  # points at dpi 96, one point a CSS pixel at 100%: readable on a projector
+LIVE_FONT_SIZES = {"title": 17, "label": 16, "tick": 16, "legend": 16}  # points: at display size when the PNG is shown at css_width_px
+CSS_DPI = 96  # a browser's pixels per inch at 100%: a figure drawn at dpi D is shown at D / CSS_DPI device pixels per CSS pixel
+ALL_PANELS = ("reward", "variance", "zero_std", "histogram")
+TWIN_PANELS = {"variance": "snr", "zero_std": "adv_max"}  # the right-hand axis that shares each panel
 FADED_ALPHA = 0.3  # earlier runs stay on the plot, faded
 HISTOGRAM_BINS = 41
 
@@ -105,34 +109,54 @@ class LiveRunFigure:
     }
     LOG_PANELS = ("variance", "adv_max")
 
-    def __init__(self, width_px: int = 900, height_px: int = 900, dpi: int = 96):
-        self.dpi, self.width_px, self.height_px = dpi, width_px, height_px
+    def __init__(self, width_px: int = 900, height_px: int = 900, dpi: int = CSS_DPI, panels: tuple[str, ...] = ALL_PANELS):
+        """width_px, height_px: the PNG's size; dpi: its pixels per inch (fonts are in points, so
+        they are LIVE_FONT_SIZES at display size when it is shown ``css_width_px`` wide); panels: all
+        four (a 2 x 2 grid), or two of ALL_PANELS stacked (the lab's projector views)."""
+        if len(panels) not in (2, 4) or not set(panels) <= set(ALL_PANELS):
+            raise ValueError(f"panels={panels!r} is not valid: all four of {ALL_PANELS} or two of them")
+        self.dpi, self.width_px, self.height_px, self.panel_names = dpi, width_px, height_px, tuple(panels)
+        self.css_width_px = round(width_px * CSS_DPI / dpi)
         self.dark = False  # drawn for a dark page: set_dark()
         self.figure = Figure(figsize=(width_px / dpi, height_px / dpi), dpi=dpi)
         self.canvas = FigureCanvasAgg(self.figure)
-        # fixed margins instead of a layout engine: the layout would be recomputed on every frame
-        self.figure.subplots_adjust(left=0.1, right=0.9, bottom=0.36, top=0.955, wspace=0.75, hspace=0.45)
         self._crop_height = height_px  # rows of the PNG down to the legend's bottom edge (set at every full draw)
-        grid = self.figure.subplots(2, 2)
-        self.panels = {"reward": grid[0, 0], "variance": grid[0, 1], "zero_std": grid[1, 0], "histogram": grid[1, 1]}
-        self.panels["snr"] = self.panels["variance"].twinx()
-        self.panels["adv_max"] = self.panels["zero_std"].twinx()
+        # fixed margins instead of a layout engine: the layout would be recomputed on every frame
+        if len(panels) == 4:
+            self.figure.subplots_adjust(left=0.1, right=0.9, bottom=0.36, top=0.955, wspace=0.75, hspace=0.45)
+            grid = self.figure.subplots(2, 2).ravel()
+        else:  # stacked, wide margins: 16-point ticks and labels on both sides of a narrow picture
+            self.figure.subplots_adjust(left=0.2, right=0.8, bottom=0.4, top=0.94, hspace=0.75)
+            grid = self.figure.subplots(2, 1)
+        self.panels = dict(zip(panels, grid))
+        if len(panels) == 2:  # short panels: the fraction axes ticked every half, not only at 0 and 1
+            for name in {"reward", "zero_std"} & set(panels):
+                self.panels[name].yaxis.set_major_locator(MultipleLocator(0.5))
+        for panel, twin in TWIN_PANELS.items():
+            if panel in self.panels:
+                self.panels[twin] = self.panels[panel].twinx()
         for name in self.LOG_PANELS:
-            self.panels[name].set_yscale("log")
-            self.panels[name].yaxis.set_major_formatter(FuncFormatter(lambda value, _: f"{value:g}"))
-            self.panels[name].yaxis.set_minor_formatter(ShortRangeLogLabels())
-        self.histogram = self.panels["histogram"].stairs([0.0], [-1.0, 1.0], fill=True, alpha=0.7, animated=True)
-        self.panels["histogram"].axvline(0, color="0.3", lw=1)
-        self.panels["histogram"].title.set_animated(True)  # "Advantages at step k" changes every frame
+            if name in self.panels:
+                self.panels[name].set_yscale("log")
+                self.panels[name].yaxis.set_major_formatter(FuncFormatter(lambda value, _: f"{value:g}"))
+                self.panels[name].yaxis.set_minor_formatter(ShortRangeLogLabels())
+        self.histogram = None
+        if "histogram" in self.panels:
+            self.histogram = self.panels["histogram"].stairs([0.0], [-1.0, 1.0], fill=True, alpha=0.7, animated=True)
+            self.panels["histogram"].axvline(0, color="0.3", lw=1)
+            self.panels["histogram"].title.set_animated(True)  # "Advantages at step k" changes every frame
         self._lines: dict[int, dict[str, Line2D]] = {}
         self._bands: list = []
         self._legend = None
         self._frame = None  # what the background shows: x axis, runs, which one is live
         self._limits: dict[str, tuple[float, float]] = {}
         self._background = None  # pixels of everything but the live run, valid while _frame and _limits hold
-        self._animated: list = [self.histogram, self.panels["histogram"].title]  # drawn on top, every frame
+        self._animated: list = self._histogram_artists()  # drawn on top, every frame
         self.x_key = "step"
         self._style()
+
+    def _histogram_artists(self) -> list:
+        return [self.histogram, self.panels["histogram"].title] if self.histogram is not None else []
 
     def _style(self) -> None:
         size = LIVE_FONT_SIZES
@@ -186,23 +210,27 @@ class LiveRunFigure:
         for band in self._bands:
             band.remove()
         self._bands = []
-        self._animated = [self.histogram, self.panels["histogram"].title]
+        self._animated = self._histogram_artists()
         extents: dict[str, list[float]] = {}
         for run in runs:
             self._draw_run(run, x_key, extents)
-        counts, edges = self._histogram_counts(advantages)
-        extents["histogram"] = [float(edges[0]), float(edges[-1])]
-        extents["histogram_counts"] = [0.0, float(counts.max()) if len(counts) else 1.0]
+        if self.histogram is not None:
+            counts, edges = self._histogram_counts(advantages)
+            extents["histogram"] = [float(edges[0]), float(edges[-1])]
+            extents["histogram_counts"] = [0.0, float(counts.max()) if len(counts) else 1.0]
         self._grow_limits(extents, x_max)
-        self.histogram.set_data(counts, edges)
-        if histogram_color is not None:
-            self.histogram.set_color(histogram_color)
-        self.panels["histogram"].set_title(advantages_title or "Advantages, latest step", fontsize=LIVE_FONT_SIZES["title"])
+        if self.histogram is not None:
+            self.histogram.set_data(counts, edges)
+            if histogram_color is not None:
+                self.histogram.set_color(histogram_color)
+            self.panels["histogram"].set_title(advantages_title or "Advantages, latest step", fontsize=LIVE_FONT_SIZES["title"])
 
     def _draw_run(self, run: RunCurves, x_key: str, extents: dict[str, list[float]]) -> None:
         lines = self._lines.setdefault(run.key, {})
         alpha = FADED_ALPHA if run.faded else 1.0
         for metric, (panel, style) in self.METRICS.items():
+            if panel not in self.panels:
+                continue
             axis = self.panels[panel]
             x, mean, low, high = seed_band(run.histories, metric, x_key, positive=panel in self.LOG_PANELS)
             if metric not in lines:
@@ -276,6 +304,8 @@ class LiveRunFigure:
         """Set every axis's limits to fit the data, only ever growing them within one frame; a
         change invalidates the background."""
         for panel in ("reward", "variance", "snr", "zero_std", "adv_max", "histogram", "histogram_counts"):
+            if panel.removesuffix("_counts") not in self.panels:
+                continue
             target = self._target_limits(panel, extents.get(panel, []))
             if target is None:
                 continue
@@ -292,7 +322,8 @@ class LiveRunFigure:
                     self.panels[panel].set_ylim(*grown)
         if self._background is None and x_max:
             for panel in ("reward", "variance", "zero_std"):
-                self.panels[panel].set_xlim(0, x_max * 1.02)
+                if panel in self.panels:
+                    self.panels[panel].set_xlim(0, x_max * 1.02)
 
     def _draw_legend(self, runs: list[RunCurves]) -> None:
         if self._legend is not None:
@@ -301,9 +332,11 @@ class LiveRunFigure:
         if not runs:
             return
         handles = [Line2D([], [], color=run.color, marker=run.marker, ms=9, lw=3, alpha=FADED_ALPHA + 0.2 if run.faded else 1.0) for run in runs]
-        labels = [f"{run.tag}: {run.label}" if run.tag else run.label for run in runs]
-        # right under the bottom panels' axis labels, two columns; png() crops the picture below it
-        below_labels = 0.36 - 3.0 * LIVE_FONT_SIZES["label"] / 72 * self.dpi / self.height_px
+        # wrapped to the picture's width (about 0.55 em a character, the marker's room left out)
+        characters = int(self.css_width_px / (0.55 * LIVE_FONT_SIZES["legend"] * CSS_DPI / 72)) - 5
+        labels = [textwrap.fill(f"{run.tag}: {run.label}" if run.tag else run.label, characters, subsequent_indent="  ") for run in runs]
+        # right under the bottom panels' axis labels; png() crops the picture below it
+        below_labels = self.figure.subplotpars.bottom - 3.0 * LIVE_FONT_SIZES["label"] / 72 * self.dpi / self.height_px
         self._legend = self.figure.legend(
             handles,
             labels,
@@ -311,7 +344,8 @@ class LiveRunFigure:
             bbox_to_anchor=(0.5, below_labels),
             ncol=1,
             fontsize=LIVE_FONT_SIZES["legend"],
-            title="runs (earlier ones faded, newest last)" if len(runs) > 1 else None,
+            # the two-panel views leave the title out: their height is a projector screen's
+            title="runs (earlier ones faded, newest last)" if len(runs) > 1 and len(self.panel_names) == 4 else None,
             title_fontsize=LIVE_FONT_SIZES["legend"],
             frameon=False,
             columnspacing=1.5,

@@ -28,7 +28,12 @@ CHROMIUM_ARGS = [
 REPO = Path(__file__).resolve().parents[1]
 LAB_NOTEBOOK = REPO / "notebooks" / "03_interactive_lab.ipynb"
 ARTIFACTS = REPO / "tests" / "artifacts"
-VOILA_PAGE_CONFIG = REPO / "grpo_lab" / "lab" / "voila_page"
+VOILA_PAGE = REPO / "grpo_lab" / "lab" / "voila_page"
+# how Voila serves the lab: "warm" as `make voila` (the classroom notebook, kernels warmed in advance),
+# "cold" as each student's server on the JupyterHub (a kernel started per page, voila-skip cells left out
+# by the prelaunch hook), "all-cells" every cell run (the page before voila-skip)
+VOILA_ROUTES = ("warm", "cold", "all-cells")
+WARM_KERNEL_READY = "grpo-lab: a warm kernel is ready"  # each warm kernel logs it once it waits for a page (classroom.py)
 SERVER_START_SECONDS = 120
 
 
@@ -66,6 +71,7 @@ def isolated_environment(home: Path, fast: bool = True) -> dict[str, str]:
     else:
         environment.pop("GRPO_LAB_FAST", None)
     environment.pop("JUPYTER_PATH", None)
+    environment.pop("PYTEST_CURRENT_TEST", None)  # the kernels run as a user's do: ipykernel changes its output capture under pytest
     return environment
 
 
@@ -81,15 +87,17 @@ def answers(url: str | None, port: int) -> bool:
         return False
 
 
-def wait_until_serving(url: str | None, port: int, process: subprocess.Popen, log: Path) -> None:
+def wait_until_serving(url: str | None, port: int, process: subprocess.Popen, log: Path, warm_kernels: int = 0) -> None:
+    """Wait until the server answers on ``url`` (or ``port``) and its log says that ``warm_kernels``
+    kernels in all were warmed (each logs WARM_KERNEL_READY once it waits for a page)."""
     deadline = time.monotonic() + SERVER_START_SECONDS
     while time.monotonic() < deadline:
         if process.poll() is not None:
             raise RuntimeError(f"the server exited with {process.returncode}:\n{log.read_text()[-3000:]}")
-        if answers(url, port):
+        if answers(url, port) and log.read_text().count(WARM_KERNEL_READY) >= warm_kernels:
             return
         time.sleep(0.5)
-    raise RuntimeError(f"the server did not answer on port {port} within {SERVER_START_SECONDS} s:\n{log.read_text()[-3000:]}")
+    raise RuntimeError(f"the server was not ready on port {port} within {SERVER_START_SECONDS} s:\n{log.read_text()[-3000:]}")
 
 
 def stop_server(process: subprocess.Popen) -> None:
@@ -112,15 +120,17 @@ def stop_server(process: subprocess.Popen) -> None:
 
 
 @contextmanager
-def serve(kind: str, workdir: Path, fast: bool = True, voila_skip: bool = True):
+def serve(kind: str, workdir: Path, fast: bool = True, route: str = "warm", pool: int = 1):
     """Start ``kind`` ('lab' or 'voila') on a copy of the lab notebook under ``workdir``, in fast mode
-    unless not ``fast``; Voila leaves out the cells tagged voila-skip unless not ``voila_skip``; yields the URL that opens the notebook (with the token for JupyterLab).
-    Always shuts it down."""
+    unless not ``fast``; yields the URL that opens the notebook (with the token for JupyterLab) once a
+    page can be opened. Voila serves it by ``route`` (VOILA_ROUTES; "warm" with ``pool`` kernels
+    warmed, and ready once they are). Always shuts it down."""
     root = workdir / "course"
     (root / "notebooks").mkdir(parents=True)
     notebook = root / "notebooks" / LAB_NOTEBOOK.name
     shutil.copy(LAB_NOTEBOOK, notebook)  # a copy: JupyterLab saves outputs into what it opens
     port, token = free_port(), secrets.token_hex(16)
+    environment, warm_kernels = isolated_environment(workdir / "home", fast), 0
     if kind == "lab":
         command = [
             sys.executable,
@@ -139,29 +149,36 @@ def serve(kind: str, workdir: Path, fast: bool = True, voila_skip: bool = True):
         ready = f"http://127.0.0.1:{port}/api/status?token={token}"
         url = f"http://127.0.0.1:{port}/lab/tree/notebooks/{notebook.name}?token={token}"
     elif kind == "voila":
+        if route not in VOILA_ROUTES:
+            raise ValueError(f"route={route!r} is not valid: choose one of {', '.join(VOILA_ROUTES)}")
+        if route == "warm":  # as `make voila`: the classroom notebook, then Voila with its warm kernels
+            served = root / "classroom" / notebook.name
+            subprocess.run([sys.executable, str(VOILA_PAGE / "classroom_page.py"), str(notebook), str(served)], check=True, capture_output=True)
+            page_config = [f"--Voila.config_file_paths={VOILA_PAGE / 'warm'}"]
+            environment["GRPO_LAB_POOL"], warm_kernels = str(pool), pool
+        else:
+            served = notebook
+            page_config = [f"--Voila.config_file_paths={VOILA_PAGE}"] if route == "cold" else []
         command = [
             sys.executable,
             "-m",
             "voila",
-            str(notebook),
+            str(served),
             "--no-browser",
             "--Voila.ip=127.0.0.1",
             f"--Voila.port={port}",
             "--Voila.port_retries=0",
             "--show_tracebacks=True",
+            *page_config,
         ]
-        if voila_skip:
-            command.append(f"--Voila.config_file_paths={VOILA_PAGE_CONFIG}")  # as `make voila`: the voila-skip cells left out
-        ready, url = None, f"http://127.0.0.1:{port}/"  # Voila runs the notebook on every page request: wait for the port only
+        ready, url = None, f"http://127.0.0.1:{port}/"  # a cold Voila runs the notebook on every page request: wait for the port only
     else:
         raise ValueError(f"kind={kind!r} is not valid: choose lab or voila")
     log = workdir / f"{kind}.log"
     with open(log, "w") as log_file:
-        process = subprocess.Popen(
-            command, cwd=root, env=isolated_environment(workdir / "home", fast), stdout=log_file, stderr=subprocess.STDOUT, start_new_session=True
-        )
+        process = subprocess.Popen(command, cwd=root, env=environment, stdout=log_file, stderr=subprocess.STDOUT, start_new_session=True)
     try:
-        wait_until_serving(ready, port, process, log)
+        wait_until_serving(ready, port, process, log, warm_kernels)
         yield url
     finally:
         stop_server(process)

@@ -8,6 +8,8 @@ from __future__ import annotations
 import io
 import math
 import runpy
+import subprocess
+import sys
 import threading
 import time
 from dataclasses import replace
@@ -27,7 +29,8 @@ from grpo_lab.live_figure import LiveRunFigure, RunCurves
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 WAIT_SECONDS = 240  # generous: CI shares two cores with the other tests
 LAB_NOTEBOOK = Path(__file__).resolve().parents[1] / "notebooks" / "03_interactive_lab.ipynb"
-VOILA_PAGE_CONFIG = Path(__file__).resolve().parents[1] / "grpo_lab" / "lab" / "voila_page" / "voila.py"
+VOILA_PAGE = Path(__file__).resolve().parents[1] / "grpo_lab" / "lab" / "voila_page"
+VOILA_PAGE_CONFIG = VOILA_PAGE / "voila.py"
 
 
 @pytest.fixture
@@ -290,6 +293,37 @@ def test_the_live_figure_ends_right_under_its_legend():
     assert one_run.height < five_runs.height < figure.height_px  # no empty band under a short legend
 
 
+def test_the_large_plot_views_draw_two_panels_in_type_that_is_16_points_on_the_page(make_lab):
+    lab = make_lab(steps=10, eval_every=5, probe_every=5, page_query="plot=large&group_size=4")
+    assert lab.plot_view.value == "large" and lab.figure.panel_names == ("reward", "variance")
+    lab.run_button.click()
+    assert lab.wait(WAIT_SECONDS)
+    for group_size in (2, 16, 8):  # four runs in all: the large view shows the newest three
+        lab.controls["group_size"].value = group_size
+        assert lab.wait(WAIT_SECONDS)
+    large = PIL.Image.open(io.BytesIO(lab.plot.value))
+    assert large.width == lab.figure.width_px == 2 * lab.figure.css_width_px  # drawn at twice the page's pixels ...
+    assert lab.plot.layout.max_width == f"{lab.figure.css_width_px}px"  # ... and shown at the page's: points are points
+    assert [text.get_text() for text in lab.figure._legend.get_texts()] == ["run 2: G=2", "run 3: G=16", "run 4: G=8"]
+    assert "plot=large" in lab.share_link.value
+    before = lab.plot.value
+    lab.plot_view.value = "large-zero-std"
+    assert lab.figure.panel_names == ("zero_std", "histogram") and lab.plot.value != before
+    lab.plot_view.value = "all"
+    assert lab.figure.panel_names == ("reward", "variance", "zero_std", "histogram") and lab.plot.layout.max_width == "900px"
+    assert "plot=" not in lab.share_link.value
+    with pytest.raises(ValueError, match="panels=.* is not valid"):
+        LiveRunFigure(panels=("reward",))
+
+
+def test_a_bad_plot_view_in_the_page_address_is_named_and_not_used(make_lab):
+    lab = make_lab(steps=10, page_query="plot=huge&baseline=mean")
+    assert lab.plot_view.value == "all" and lab.controls["baseline"].value == "mean"
+    lab.run_button.click()
+    assert lab.wait(WAIT_SECONDS)
+    assert "plot = huge in the page address is not valid: use all, large, large-zero-std" in lab.hints.value
+
+
 def test_the_lab_measures_about_six_times_a_run_unless_told(make_lab):
     assert [lab_measure_every(steps) for steps in (5, 30, 60, 150, 500)] == [10, 10, 10, 25, 85]
     assert (make_lab().base_config.eval_every, make_lab().base_config.probe_every) == (25, 25)
@@ -362,6 +396,69 @@ def test_voila_leaves_out_every_cell_tagged_voila_skip_and_nothing_there_trains(
     for trains in ("check_run_prediction", "train(", "start_notebook", "lab.runs"):
         assert trains not in code, trains
     assert len(page.cells) < len(notebook.cells)
+
+
+def test_a_warm_kernel_builds_the_lab_before_the_page_opens_and_takes_its_address_after(make_lab, monkeypatch):
+    """`make voila`'s warm kernels run the notebook before anyone asks: the lab is built up to the page
+    address and waits there (voila.utils.wait_for_request); then it uses the address, and only once."""
+    import voila.utils
+
+    events = []
+    monkeypatch.setattr(dashboard_module, "warm_up_torch", lambda: events.append("torch warmed up"))
+
+    def page_opened(url=None):  # what Voila hands the kernel when a student opens the page
+        events.append("page opened")
+        monkeypatch.setenv("QUERY_STRING", "group_size=2&seeds=2")
+        monkeypatch.setenv("SERVER_SOFTWARE", "voila/0.5")
+
+    monkeypatch.setattr(voila.utils, "wait_for_request", page_opened)
+    monkeypatch.setenv("VOILA_PREHEAT", "True")
+    monkeypatch.delenv("QUERY_STRING", raising=False)
+    lab = make_lab(steps=10)
+    assert events == ["torch warmed up", "page opened"]
+    assert (lab.controls["group_size"].value, lab.num_seeds.value) == (2, 2)
+    make_lab(steps=10)  # a second lab in the same kernel: the page is open already
+    assert events.count("page opened") == 1
+
+
+def test_the_classroom_notebook_is_the_lab_without_its_voila_skip_cells(tmp_path):
+    script = VOILA_PAGE / "classroom_page.py"
+    written = tmp_path / "classroom" / LAB_NOTEBOOK.name
+    done = subprocess.run([sys.executable, str(script), str(LAB_NOTEBOOK), str(written)], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    page = nbformat.read(written, as_version=4)
+    assert [cell.source for cell in page.cells] == [
+        cell.source for cell in voila_page_hook()(None, nbformat.read(LAB_NOTEBOOK, as_version=4), "").cells
+    ]
+    missing = subprocess.run([sys.executable, str(script), str(tmp_path / "nope.ipynb"), str(written)], capture_output=True, text=True)
+    assert missing.returncode == 2 and missing.stderr.count("\n") == 1 and "no notebook at" in missing.stderr
+
+
+def warm_page_config(pool: str | None) -> traitlets.config.Config:
+    """`make voila`'s Voila configuration (warm/voila.py), loaded as Voila loads it, with GRPO_LAB_POOL=pool."""
+    config = traitlets.config.Config()
+
+    def load_subconfig(name, path):
+        runpy.run_path(str(Path(path) / name), init_globals={"get_config": lambda: config})
+
+    environment = {} if pool is None else {"GRPO_LAB_POOL": pool}
+    with pytest.MonkeyPatch.context() as patch:
+        patch.delenv("GRPO_LAB_POOL", raising=False)
+        for name, value in environment.items():
+            patch.setenv(name, value)
+        runpy.run_path(str(VOILA_PAGE / "warm" / "voila.py"), init_globals={"get_config": lambda: config, "load_subconfig": load_subconfig})
+    return config
+
+
+def test_make_voila_warms_kernels_and_refuses_a_bad_pool_size_in_one_line():
+    config = warm_page_config(None)
+    assert config.VoilaConfiguration.preheat_kernel is True and config.VoilaConfiguration.prelaunch_hook is None  # Voila refuses both
+    assert config.VoilaConfiguration.default_pool_size == 3 and config.VoilaConfiguration.template == "grpo-classroom"
+    assert warm_page_config("5").VoilaConfiguration.default_pool_size == 5
+    for bad in ("0", "eleven", "-2", "11"):
+        with pytest.raises(SystemExit) as refused:
+            warm_page_config(bad)
+        assert str(refused.value) == f"GRPO_LAB_POOL={bad!r} is not valid: a whole number of warm kernels, 1 to 10 (about 430 MB each)"
 
 
 def test_epsilon_is_disabled_for_baselines_that_do_not_divide_by_the_std(make_lab):

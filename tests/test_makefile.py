@@ -46,3 +46,12 @@ def test_voila_culls_the_kernels_of_closed_tabs():
     command = server_command("voila")
     assert "--MappingKernelManager.cull_idle_timeout=300" in command
     assert "--MappingKernelManager.cull_connected=False" in command
+
+
+def test_voila_serves_the_classroom_notebook_with_kernels_warmed_in_advance():
+    lines = dry_run("voila").splitlines()
+    writes = next(index for index, line in enumerate(lines) if "classroom_page.py notebooks/03_interactive_lab.ipynb build/classroom/" in line)
+    serves = next(index for index, line in enumerate(lines) if "/voila " in line)
+    assert writes < serves  # the notebook without its voila-skip cells exists before Voila starts
+    assert "--Voila.config_file_paths=grpo_lab/lab/voila_page/warm" in lines[serves]
+    assert lines[serves].rstrip().endswith("build/classroom/03_interactive_lab.ipynb")

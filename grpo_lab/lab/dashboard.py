@@ -17,11 +17,12 @@ from dataclasses import replace
 import ipywidgets as widgets
 
 from ..errors import ConfigError
-from ..live_figure import LiveRunFigure, RunCurves
+from ..live_figure import ALL_PANELS, LiveRunFigure, RunCurves
 from ..plots import run_style
 from ..threads import default_training_threads, torch_threads
 from ..trainer import TrainConfig, train
 from . import classroom, view
+from .classroom import PLOT_VIEWS
 from .controls import (
     ADVANCED_CONTROLS,
     DESCRIPTION_STYLE,
@@ -36,9 +37,24 @@ from .controls import (
     refusing,
     seed_configs,
 )
-from .describe import EPSILON_BASELINES, EPSILON_KNOBS, explain_run, format_value, plot_summary, run_label
+from .describe import EPSILON_BASELINES, EPSILON_KNOBS, explain_run, format_value, plot_summary, run_label, short_run_label
 from .runs import LabRun, lab_measure_every, warm_up_torch
 from .view import BAR_STYLES, NOTE_MARK, PAGE_EXTRAS, STATUS_WORDS, ViewTicker
+
+LARGE_VIEW_RUNS = 3  # runs a large plot view shows (the newest): their legend stays on one projector screen
+# the large views: two panels stacked, drawn at twice the page's pixels (sharp on any screen) and shown
+# at LARGE_VIEW_CSS_PX wide, so the live figure's 16-point type is 16 points on the page, and the
+# plot still fits beside the controls at 1024 x 768
+LARGE_VIEW_CSS_PX, LARGE_VIEW_HEIGHT_CSS_PX, LARGE_VIEW_DPI = 460, 600, 192
+
+
+def live_figure_for(view: str) -> LiveRunFigure:
+    """The live figure of a PLOT_VIEWS view: the four panels, or two of them in large type."""
+    panels = PLOT_VIEWS[view][1]
+    if panels == ALL_PANELS:
+        return LiveRunFigure()
+    scale = LARGE_VIEW_DPI / 96
+    return LiveRunFigure(round(LARGE_VIEW_CSS_PX * scale), round(LARGE_VIEW_HEIGHT_CSS_PX * scale), LARGE_VIEW_DPI, panels)
 
 
 def within_control_ranges(values: dict, base: TrainConfig) -> list[str]:
@@ -65,9 +81,11 @@ class GRPOLab:
     new run waits for further changes before it starts; training_threads: torch threads of the
     training thread (default: one core fewer than the machine has, see default_training_threads);
     page_query: settings from a page address ('group_size=2&baseline=mean', classroom.py), by
-    default the Voila page's own (none outside Voila); they override the knobs given.
+    default the Voila page's own (none outside Voila; in a kernel `make voila` warmed in advance, the
+    constructor waits there until a student opens the page); they override the knobs given.
     Surface for tests and notebooks: ``controls`` (by TrainConfig field name), ``num_seeds``,
-    ``x_axis``, ``run_button``, ``stop_button``, ``clear_button``, ``new_seed_button``,
+    ``x_axis``, ``plot_view`` (PLOT_VIEWS: all four panels, or two in large type for a projector;
+    the page address's ``plot=large``), ``run_button``, ``stop_button``, ``clear_button``, ``new_seed_button``,
     ``preset_buttons`` (by PRESETS name), ``plot`` (the Image), ``status``, ``progress``, ``hints``,
     ``summary`` (the plot in words), ``share_link``, ``runs`` (finished runs, oldest first),
     ``current``, ``wait(timeout)``.
@@ -86,9 +104,11 @@ class GRPOLab:
         if isinstance(max_runs, bool) or not isinstance(max_runs, int) or max_runs < 1:
             raise ConfigError("max_runs", max_runs, "must be an integer >= 1 (finished runs kept on the plot)")
         self.link_base = TrainConfig(**config_values).validate()  # what a page address is measured against
+        warm_up_torch()  # first: in a kernel Voila warmed in advance, it is done while page_query waits for the page
         query = classroom.page_query() if page_query is None else page_query
         from_page, page_seeds, page_problems = classroom.settings_from_query(query, self.link_base)
-        page_problems += within_control_ranges(from_page, self.link_base)
+        page_plot, plot_problems = classroom.plot_view_from_query(query)
+        page_problems += plot_problems + within_control_ranges(from_page, self.link_base)
         config = TrainConfig(**{**config_values, **from_page}).validate()
         measure_every = {name: lab_measure_every(config.steps) for name in ("eval_every", "probe_every") if name not in config_values}
         self.base_config = replace(config, **measure_every).validate()
@@ -136,11 +156,19 @@ class GRPOLab:
         self.status = widgets.HTML("Move a slider or press Run.")
         self.progress = widgets.IntProgress(value=0, min=0, max=1, layout=widgets.Layout(width="220px"))
         self.hints = widgets.HTML("")
-        self.figure = LiveRunFigure()
-        self.plot = widgets.Image(format="png", layout=widgets.Layout(width="100%", max_width=f"{self.figure.width_px}px"))
+        self.plot_view = widgets.Dropdown(
+            options=[(words, key) for key, (words, _panels) in PLOT_VIEWS.items()],
+            value=page_plot or "all",
+            description="plot",
+            style={"description_width": "40px"},
+            layout=widgets.Layout(width="270px"),
+        )
+        self.figure = live_figure_for(self.plot_view.value)
+        self.plot = widgets.Image(format="png", layout=widgets.Layout(width="100%", max_width=f"{self.figure.css_width_px}px"))
         for widget, name in (
             (self.num_seeds, "num_seeds"),
             (self.x_axis, "x_axis"),
+            (self.plot_view, "plot_view"),
             (self.run_button, "run"),
             (self.stop_button, "stop"),
             (self.clear_button, "clear"),
@@ -174,6 +202,7 @@ class GRPOLab:
             if isinstance(control, RefusesOutOfRange):  # a checkbox has no range
                 control.on_refused(lambda value, allowed, name=name: self.refuse(name, value, allowed))
         self.x_axis.observe(lambda _change: self.redraw(), "value")
+        self.plot_view.observe(lambda _change: self.change_plot_view(), "value")
         self.run_button.on_click(lambda _button: self.start_run())
         self.stop_button.on_click(lambda _button: self.stop())
         self.clear_button.on_click(lambda _button: self.clear())
@@ -183,7 +212,6 @@ class GRPOLab:
         self.controls["baseline"].observe(lambda _change: self._enable_epsilon(), "value")
         self._enable_epsilon()
         self.widget = self._layout()
-        warm_up_torch()
         first_run = self.start_run() if autorun else None
         if first_run is None:
             # the empty plot; with autorun the run's first frame is the first drawing: one full draw of the
@@ -191,7 +219,12 @@ class GRPOLab:
             self.refresh_view()
 
     def _layout(self) -> widgets.Box:
-        main = widgets.VBox([*[labelled_row(name, self.controls[name]) for name in ("group_size", "std_eps", "baseline")], self.x_axis])
+        main = widgets.VBox(
+            [
+                *[labelled_row(name, self.controls[name]) for name in ("group_size", "std_eps", "baseline")],
+                widgets.HBox([self.x_axis, self.plot_view]),
+            ]
+        )
         advanced = widgets.VBox(
             [labelled_row(name, self.controls[name]) for name in ADVANCED_CONTROLS] + [self.num_seeds],
             layout=widgets.Layout(max_height="330px", overflow="auto"),  # scrolls within its tab: Run and the status stay put
@@ -219,7 +252,8 @@ class GRPOLab:
             ],
             layout=widgets.Layout(flex="0 0 520px", width="520px", margin="0 12px 0 0"),
         )
-        plot = widgets.Box([self.plot], layout=widgets.Layout(flex="1 1 440px", min_width="440px", max_width=f"{self.figure.width_px}px"))
+        plot = widgets.Box([self.plot], layout=widgets.Layout(flex="1 1 440px", min_width="440px", max_width=f"{self.figure.css_width_px}px"))
+        self._plot_box = plot
         # controls beside the plot from about 1000 px of page (a projector at 1024 x 768), so both fit one
         # screen; on a narrower page the plot wraps under the controls
         page = widgets.Box([controls, plot], layout=widgets.Layout(display="flex", flex_flow="row wrap", align_items="flex-start", width="100%"))
@@ -413,15 +447,26 @@ class GRPOLab:
                 shown.append(self.current)
         return shown
 
+    def change_plot_view(self) -> None:
+        """Draw the runs in the view the ``plot_view`` control names (a new figure: other panels, other type size)."""
+        with self._draw_lock:
+            self.figure = live_figure_for(self.plot_view.value)
+        self.plot.layout.max_width = self._plot_box.layout.max_width = f"{self.figure.css_width_px}px"
+        self.redraw()  # and the status line, with the link that opens this view
+
     def refresh_view(self) -> float:
         """Redraw the figure into the Image and update the status line; returns the seconds it took."""
         started = time.perf_counter()
         shown = self.shown_runs()
+        large = self.figure.panel_names != ALL_PANELS
+        if large:  # large type: the newest few runs, each named by what tells it apart
+            shown = shown[-LARGE_VIEW_RUNS:]
         configs = [run.config for run in shown]
+        label = short_run_label if large else run_label
         curves = [
             RunCurves(
                 run.key,
-                run_label(run.config, configs, run.num_seeds) + ("  (failed)" if run.status == "failed" else ""),
+                label(run.config, configs, run.num_seeds) + ("  (failed)" if run.status == "failed" else ""),
                 [list(history) for history in run.histories],
                 run.color,
                 faded=run is not shown[-1],
@@ -487,7 +532,7 @@ class GRPOLab:
         self.hints.value = "".join(f"<p style='margin:4px 0;max-width:1000px'>{NOTE_MARK} {html.escape(note)}</p>" for note in notes)
         if run.status in ("finished", "failed", "stopped") and run.number:
             self.summary.value = "<b>The plot in words:</b> " + html.escape(self._plot_summary(run))
-        link = classroom.query_for_config(run.config, self.link_base, run.num_seeds)
+        link = classroom.query_for_config(run.config, self.link_base, run.num_seeds, self.plot_view.value)
         self.share_link.value = f"Link to these settings: add <code>{html.escape(link)}</code> to the page address" if link else ""
 
     def _plot_summary(self, run: LabRun) -> str:

@@ -63,6 +63,17 @@ def run_label(config: TrainConfig, compared: list[TrainConfig], num_seeds: int =
     return ", ".join(parts)
 
 
+def short_run_label(config: TrainConfig, compared: list[TrainConfig], num_seeds: int = 1) -> str:
+    """Only what tells the run apart from the ``compared`` ones ('G=2', 'mean, offset=3'), for a
+    legend in large type; the whole ``run_label`` when nothing differs (one run, or a re-run)."""
+    differing = [f.name for f in fields(TrainConfig) if f.name not in LABEL_SKIPS and len({getattr(c, f.name) for c in [config, *compared]}) > 1]
+    if not differing:
+        return run_label(config, compared, num_seeds)
+    return ", ".join(
+        config.baseline if name == "baseline" else f"{SHORT_NAMES.get(name, name)}={format_value(getattr(config, name))}" for name in differing
+    )
+
+
 def explain_run(config: TrainConfig, history: list[dict], status: str, message: str = "", crashed: bool = False) -> list[str]:
     """Plain-words notes on a run (in progress or ended): why it failed (``crashed``: an exception
     in the code, not a non-finite number), what a high frac_reward_zero_std means, when advantages

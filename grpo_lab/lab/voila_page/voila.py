@@ -1,26 +1,27 @@
-"""Voila's configuration for the classroom page (`make voila`: ``--Voila.config_file_paths`` names
-this folder; the JupyterHub config loads it with ``--ServerApp.config_file``): cells tagged
+"""Voila's configuration for the classroom page on a JupyterHub (the hub's config loads it with
+``--ServerApp.config_file``; `make voila` loads it through warm/voila.py): cells tagged
 ``voila-skip`` (the prediction checks, the notebook's clock) are neither run nor shown, so the page is
 live within seconds and nothing trains that the class did not ask for; and the page's template loads
 nothing from the internet (Voila's own lab template fetches FontAwesome from a CDN).
 
-The hook lives here, not in grpo_lab: importing anything of grpo_lab imports torch, and this file is
-loaded by the Jupyter server itself, which would then hold torch (about 190 MB a student on a hub)
-besides the kernel's copy."""
+The hook is loaded by path, not imported from grpo_lab: importing anything of grpo_lab imports torch,
+and this file is loaded by the Jupyter server itself, which would then hold torch (about 190 MB a
+student on a hub) besides the kernel's copy."""
 
 import os
+import runpy
 
-VOILA_SKIP_TAG = "voila-skip"
+HERE = os.path.dirname(os.path.abspath(__file__))
 # the page's template (jupyter/voila/templates/grpo-classroom: the lab template with no CDN stylesheet),
 # found where Voila looks for templates: a Jupyter data folder, here added in front of the others
-TEMPLATE_ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "jupyter")
+TEMPLATE_ROOT = os.path.join(HERE, "jupyter")
 TEMPLATE = "grpo-classroom"
+CLASSROOM_PAGE = runpy.run_path(os.path.join(HERE, "classroom_page.py"))
 
 
 def without_voila_skip_cells(request_handler, notebook, cwd):
     """Voila's ``prelaunch_hook``: the notebook without its cells tagged ``voila-skip``."""
-    notebook.cells = [cell for cell in notebook.cells if VOILA_SKIP_TAG not in cell.get("metadata", {}).get("tags", [])]
-    return notebook
+    return CLASSROOM_PAGE["without_voila_skip_cells"](notebook)
 
 
 c = get_config()  # noqa: F821 (traitlets defines it when it loads a config file)

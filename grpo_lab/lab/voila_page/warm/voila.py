@@ -1,0 +1,28 @@
+"""`make voila`'s configuration: the classroom page (voila.py one folder up: its template) served from
+the notebook that classroom_page.py writes (the voila-skip cells already left out; Voila refuses a
+prelaunch hook beside warm kernels), with kernels **warmed in advance**: Voila keeps GRPO_LAB_POOL
+kernels (default 3, about 430 MB each) that have run the notebook up to the lab, imported torch and
+paid its first-use costs before anyone asks; the lab's constructor waits there for a page
+(``grpo_lab.lab.classroom.wait_for_the_page``), then takes the page address's settings and starts
+run 1. A used kernel is replaced after FILL_DELAY_S, when the class's first runs are over, so that
+warming the next one does not slow them down."""
+
+import os
+
+FILL_DELAY_S = 20.0
+MAX_POOL = 10
+
+
+def pool_size(text: str) -> int:
+    """GRPO_LAB_POOL's value as a number of warm kernels, or one line saying what is allowed."""
+    if not text.strip().isdigit() or not 1 <= int(text) <= MAX_POOL:
+        raise SystemExit(f"GRPO_LAB_POOL={text!r} is not valid: a whole number of warm kernels, 1 to {MAX_POOL} (about 430 MB each)")
+    return int(text)
+
+
+c = get_config()  # noqa: F821 (traitlets defines it when it loads a config file)
+load_subconfig("voila.py", path=os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # noqa: F821
+c.VoilaConfiguration.prelaunch_hook = None
+c.VoilaConfiguration.preheat_kernel = True
+c.VoilaConfiguration.default_pool_size = pool_size(os.environ.get("GRPO_LAB_POOL", "3"))
+c.VoilaKernelManager.fill_delay = FILL_DELAY_S
