@@ -74,6 +74,18 @@ def wait_for_warm_kernels(log: Path, count: int) -> None:
         time.sleep(0.5)
 
 
+def kernels_memory() -> str:
+    """The resident memory of the machine's running IPython kernels, each (what a warm pool holds idle)."""
+    import psutil
+
+    sizes = [
+        process.info["memory_info"].rss / 2**20
+        for process in psutil.process_iter(["cmdline", "memory_info"])
+        if "ipykernel_launcher" in " ".join(process.info["cmdline"] or [])
+    ]
+    return f"{len(sizes)} kernels, " + ", ".join(f"{size:.0f}" for size in sorted(sizes)) + " MB resident"
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--tabs", type=int, default=1, choices=range(1, 6), help="pages opened at once (1 to 5)")
@@ -91,7 +103,7 @@ def main(argv: list[str] | None = None) -> int:
         for repeat in range(args.repeats):
             if args.route == "warm":  # the pages used so far replaced: the class arrives at a ready server
                 wait_for_warm_kernels(Path(workdir) / "voila.log", args.pool + repeat * min(args.tabs, args.pool))
-                print(f"load {repeat + 1}: {args.pool} warm kernels ready; load average {load_average()}")
+                print(f"load {repeat + 1}: {args.pool} warm kernels ready ({kernels_memory()}); load average {load_average()}")
             for page, (seen, training) in enumerate(time_one_load(url, args.tabs), start=1):
                 live_words = f"{training:.1f} s" if training is not None else "never (run 1 was over when the page showed)"
                 print(f"load {repeat + 1}, tab {page}: dashboard visible {seen:.1f} s, run 1 training live {live_words}")
