@@ -24,11 +24,19 @@ X_LABELS = {"step": "training step", "samples": "responses sampled"}
 # paired with a marker of its own, so that runs stay apart in grey or under colour blindness too
 RUN_COLORS = ("#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#000000")
 RUN_MARKERS = ("o", "s", "^", "D", "v", "P", "X")
+# and a line style, so that curves that coincide stay apart too: 4 styles x 7 markers, 28 looks before one repeats
+LINE_STYLES = ("-", "--", "-.", ":")
 
 
 def run_style(index: int) -> tuple[str, str]:
     """The (colour, marker) of the ``index``-th run: RUN_COLORS and RUN_MARKERS in step, cycling."""
     return RUN_COLORS[index % len(RUN_COLORS)], RUN_MARKERS[index % len(RUN_MARKERS)]
+
+
+def run_look(index: int) -> dict:
+    """Line options of the ``index``-th run of a static figure: run_style's colour and marker, and a line style."""
+    color, marker = run_style(index)
+    return {"color": color, "marker": marker, "ls": LINE_STYLES[index % len(LINE_STYLES)]}
 
 
 def run_styled_axes(axes) -> None:
@@ -45,19 +53,22 @@ def series(history: list[dict], key: str, x_key: str = "step") -> tuple[list[flo
     return [x for x, _ in points], [y for _, y in points]
 
 
-def draw_run_panels(axes, history: list[dict], label: str = "", color=None, alpha: float = 1.0, x_key: str = "step", marker: str = "o") -> None:
+def draw_run_panels(
+    axes, history: list[dict], label: str = "", color=None, alpha: float = 1.0, x_key: str = "step", marker: str = "o", ls: str = "-"
+) -> None:
     """Draw one run on the three run panels: reward and held-out accuracy; gradient variance;
-    fraction of zero-std groups."""
+    fraction of zero-std groups. Every line of the run has its colour, marker and line style ``ls``."""
     reward_axis, variance_axis, zero_std_axis = axes
-    (line,) = reward_axis.plot(*series(history, "reward", x_key), color=color, alpha=0.45 * alpha, lw=1, label=f"{label} train reward".strip())
+    (line,) = reward_axis.plot(*series(history, "reward", x_key), color=color, ls=ls, alpha=0.45 * alpha, lw=1, label=f"{label} train reward".strip())
     color = line.get_color()
     reward_axis.plot(
-        *series(history, "eval_accuracy", x_key), color=color, alpha=alpha, lw=2, marker=marker, ms=3, label=f"{label} eval accuracy".strip()
+        *series(history, "eval_accuracy", x_key), color=color, ls=ls, alpha=alpha, lw=2, marker=marker, ms=3, label=f"{label} eval accuracy".strip()
     )
-    variance_axis.plot(*series(history, "grad_var", x_key), color=color, alpha=alpha, lw=2, marker=marker, ms=3, label=label or "grad_var")
+    variance_axis.plot(*series(history, "grad_var", x_key), color=color, ls=ls, alpha=alpha, lw=2, marker=marker, ms=3, label=label or "grad_var")
     zero_std_axis.plot(
         *series(history, "frac_reward_zero_std", x_key),
         color=color,
+        ls=ls,
         alpha=alpha,
         lw=1.5,
         marker=marker,
@@ -114,10 +125,9 @@ def run_figure(runs: list[tuple[str, list[dict]]], x_key: str = "step", title: s
     with matplotlib.rc_context(READABLE):
         figure, slots = two_a_row(3, title)
         for index, (label, history) in enumerate(runs):
-            color, marker = run_style(index)
-            draw_run_panels(slots[:3], history, label, color=color, x_key=x_key, marker=marker)
+            draw_run_panels(slots[:3], history, label, x_key=x_key, **run_look(index))
         style_run_panels(slots[:3], x_key)
-        legend_in_slot(slots[3], slots[0], "every panel: one colour and marker a run")
+        legend_in_slot(slots[3], slots[0], "every panel: one colour, marker and line style a run")
     return figure
 
 

@@ -63,14 +63,12 @@ NOTEBOOK_WIDTH_INCHES = 900 / 96  # a figure shown at ~900 CSS px of notebook wi
 SMALLEST_POINTS = 9  # issue 22: legends and ticks at 9 pt or more at that width
 
 
-@pytest.mark.parametrize("name", list(EXPERIMENTS))
-def test_a_figure_reads_at_notebook_width_and_its_lines_differ_in_style_not_only_colour(cached, name):
+def check_readable_at_notebook_width(figure: Figure, name: str) -> None:
     """At most two panels a row; every visible text at >= 9 pt when the figure is shown 900 px wide; on
     each panel no two labelled lines share a line style and marker (they stay apart in grey and under
     colour blindness, and where they coincide)."""
     from matplotlib.text import Text
 
-    figure = experiment_figure(name, cached[name])
     scale = NOTEBOOK_WIDTH_INCHES / figure.get_figwidth()
     panels = [axis for axis in figure.axes if axis.get_visible() and axis.get_subplotspec() is not None]
     assert max(axis.get_subplotspec().get_gridspec().ncols for axis in panels) <= 2
@@ -86,6 +84,46 @@ def test_a_figure_reads_at_notebook_width_and_its_lines_differ_in_style_not_only
         for label, *look in looks:
             assert tuple(look) not in seen, f"{name}, panel {axis.get_title()!r}: {label!r} and {seen[tuple(look)]!r} differ only in colour"
             seen[tuple(look)] = label
+
+
+@pytest.mark.parametrize("name", list(EXPERIMENTS))
+def test_a_figure_reads_at_notebook_width_and_its_lines_differ_in_style_not_only_colour(cached, name):
+    check_readable_at_notebook_width(experiment_figure(name, cached[name]), name)
+
+
+def test_the_notebooks_run_figure_reads_at_notebook_width_and_its_runs_differ_in_style_not_only_colour():
+    """plots.run_figure (the live runs of 00, 01b, 02, 04a, 05b): four runs whose curves coincide, each
+    with its own line style as well as colour and marker (05b's held-out curves lie within a few points)."""
+    from grpo_lab.plots import run_figure
+
+    history = [{"step": s, "reward": 0.4, "eval_accuracy": 0.7, "grad_var": 1.0, "frac_reward_zero_std": 0.1} for s in range(0, 30, 10)]
+    check_readable_at_notebook_width(run_figure([(f"run {index}", history) for index in range(4)], title="four runs"), "run_figure")
+
+
+@pytest.mark.parametrize("name", list(EXPERIMENTS))
+def test_no_legend_inside_a_panel_covers_its_data(cached, name):
+    """A legend drawn on a panel covers none of that panel's data: line points, error-bar ends, bar tops
+    (issue 22: the difficulty-bias legend once hid k = 1 and k = 7, critic-fit's the pool's rise to 1).
+    Legends in a spare slot or under the panels have no data under them."""
+    import numpy as np
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.collections import LineCollection
+    from matplotlib.patches import Rectangle
+
+    figure = experiment_figure(name, cached[name])
+    canvas = FigureCanvasAgg(figure)
+    canvas.draw()  # places the legends ("best", constrained layout)
+    renderer = canvas.get_renderer()
+    for axis in figure.axes:
+        legend = axis.get_legend()
+        if legend is None or not axis.axison:
+            continue
+        points = [line.get_transform().transform(line.get_xydata()) for line in axis.get_lines()]
+        points += [c.get_transform().transform(s) for c in axis.collections if isinstance(c, LineCollection) for s in c.get_segments()]
+        points += [[[(box := p.get_window_extent(renderer)).x0 + box.width / 2, box.y1]] for p in axis.patches if isinstance(p, Rectangle)]
+        box = legend.get_window_extent(renderer)
+        covered = [tuple(int(v) for v in point) for point in np.concatenate(points) if box.contains(*point)]
+        assert not covered, f"{name}, panel {axis.get_title()!r}: its legend covers {len(covered)} data points (pixels {covered[:3]})"
 
 
 def test_claims_md_is_exactly_what_the_result_files_give(cached):

@@ -17,27 +17,21 @@ from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
 from ..errors import ConfigError
-from ..plots import FIGURE_WIDTH, READABLE, RUN_MARKERS, draw_error_points, draw_seed_band
+from ..plots import FIGURE_WIDTH, READABLE, RUN_MARKERS, draw_error_points, draw_seed_band, run_look
 from .catalog import BASELINES, GRPO_LABEL, GRPO_NOISY_LABEL, PPO_LABEL, PPO_NOISY_LABEL, TARGET_ACCURACY
 
 ACCURACY_LABEL = "held-out accuracy (fraction correct)"
 # each baseline a colour and a line style, so that lines that coincide (mean and rloo in the variance
 # figure, mean and zscore in the offset curves) stay visible, in grey and under colour blindness too
 BASELINE_COLORS = {"none": "tab:gray", "mean": "tab:blue", "rloo": "tab:green", "zscore": "tab:red", "ema": "tab:purple"}
-LINE_STYLES = ("-", "--", "-.", ":")  # cycled with the colours where one figure draws many learners
 BASELINE_LINES = {"none": "-", "mean": "--", "rloo": "-.", "zscore": ":", "ema": (0, (5, 1, 1, 1))}
 
 
 def learner_look(index: int) -> dict:
-    """Line options of the ``index``-th learner of a figure that draws many: a colour, a line style and a
-    marker (sparse, every tenth of the panel), so that no two of up to 28 lines share a style."""
-    return {
-        "color": f"C{index}",
-        "ls": LINE_STYLES[index % len(LINE_STYLES)],
-        "marker": RUN_MARKERS[index % len(RUN_MARKERS)],
-        "markevery": 0.1,
-        "ms": 4,
-    }
+    """Line options of the ``index``-th learner of a figure that draws many: plots.run_look's line style and
+    marker (sparse, every tenth of the panel), so that no two of up to 28 lines share a style, in matplotlib's
+    default colours (the notebooks name them: learner 5 is brown)."""
+    return {**run_look(index), "color": f"C{index}", "markevery": 0.1, "ms": 4}
 
 
 def baseline_look(baseline: str) -> dict:
@@ -567,8 +561,8 @@ def critic_fit_figure(result: dict) -> Figure:
         log_x=True,
         legend=None,
     )
-    axes[3].axis("off")  # the spare slot holds the first panel's legend, which no place inside it leaves uncovered
-    axes[3].legend(*axes[0].get_legend_handles_labels(), loc="upper left", title="Top-left panel")
+    axes[3].axis("off")  # the spare slot holds the top panels' legends: no place inside either leaves every line uncovered
+    axes[3].add_artist(axes[3].legend(*axes[0].get_legend_handles_labels(), loc="upper left", title="Top-left panel"))
     for index, c in enumerate([fresh.get("reference"), *cells_where(result, data="fixed")]):
         if c is None:
             continue
@@ -594,7 +588,8 @@ def critic_fit_figure(result: dict) -> Figure:
             ms=4,
         )
     axes[1].axhline(0, color="0.5", lw=0.8)
-    style(axes[1], "Over- and under-fitting (every answer token)", "critic updates (log)", "explained variance", log_x=True, legend="upper left")
+    style(axes[1], "Over- and under-fitting (every answer token)", "critic updates (log)", "explained variance", log_x=True, legend=None)
+    axes[3].legend(*axes[1].get_legend_handles_labels(), loc="lower left", title="Top-right panel")
     variants = sorted(cells_where(result, policy="reference", data="fresh"), key=lambda c: (c["axes"]["value_clip"], c["axes"]["critic_lr"]))
     labels = [f"lr {c['axes']['critic_lr']:g}" + (f"\nclip {c['axes']['value_clip']:g}" if c["axes"]["value_clip"] else "") for c in variants]
     draw_bars(
@@ -634,9 +629,8 @@ def difficulty_figure(result: dict) -> Figure:
         "A group's gradient norm, relative to a balanced group",
         f"right answers in the group (of G={G})",
         "gradient norm / that of the most balanced group",
-        legend=None,
+        legend="above bars",  # room above the error bars: inside them a legend covers k = 1 or k = 7
     )
-    axes[0].legend(loc="lower center", ncol=2)
     ks = range(G + 1)
     draw_bars(
         axes[1],
