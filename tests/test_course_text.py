@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import re
+import textwrap
 from pathlib import Path
 
 import nbformat
@@ -107,3 +108,20 @@ def test_a_notebook_reads_another_regimes_cached_result_and_can_rerun_it(monkeyp
     monkeypatch.setattr("grpo_lab.experiments.run_experiment", lambda name, **options: calls.append((name, options["regime"])) or {})
     notebook.load_or_run("critic-fit", rerun=True, regime="long-answer")
     assert calls == [("critic-fit", "long-answer")]
+
+
+def test_a_printed_table_fits_a_notebook_width_and_keeps_every_value(capsys):
+    from grpo_lab.course.notebook import TABLE_CHARACTERS, TABLE_LABEL_CHARACTERS, fmt, print_table
+    from grpo_lab.experiments import load_result
+
+    versus = load_result("grpo-vs-ppo")  # the widest table of the course: long labels, five metrics
+    metrics = ["late_eval_accuracy", "samples_to_target", "time_to_target_s", "time_per_step_s", "eval_max_drawdown"]
+    print_table(versus, metrics, digits=2)
+    printed = capsys.readouterr().out
+    assert max(len(line) for line in printed.splitlines()) <= TABLE_CHARACTERS
+    for cell in versus["cells"]:
+        for metric in metrics:
+            assert fmt(versus, cell["label"], metric, 2) in printed
+        for piece in textwrap.wrap(cell["label"], TABLE_LABEL_CHARACTERS):  # wrapped, not cut
+            assert piece in printed, piece
+    assert printed.count("late_eval_accuracy") == 1 and "eval_max_drawdown" in printed  # each metric once, in some block

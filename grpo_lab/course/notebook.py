@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import platform
+import textwrap
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -134,10 +135,30 @@ def describe_result(result: dict) -> None:
     )
 
 
+TABLE_CHARACTERS = 110  # what a notebook's output shows at about 900 px without scrolling sideways
+TABLE_LABEL_CHARACTERS = 44  # longer cell labels wrap onto further lines
+
+
 def print_table(result: dict, metrics: list[str], labels: list[str] | None = None, digits: int = 3) -> None:
-    """One line per cell, one column per metric, mean ± std over seeds."""
+    """One row per cell, one column per metric, mean ± std over seeds; within TABLE_CHARACTERS: long
+    labels wrap, and metrics that do not fit beside each other go to a further table below."""
     labels = labels or [cell["label"] for cell in result["cells"]]
-    width = max(len(label) for label in labels)
-    print(f"{'':{width}}  " + "  ".join(f"{metric:>26}" for metric in metrics))
-    for label in labels:
-        print(f"{label:{width}}  " + "  ".join(f"{fmt(result, label, metric, digits):>26}" for metric in metrics))
+    values = {label: [fmt(result, label, metric, digits) for metric in metrics] for label in labels}
+    label_width = min(max(len(label) for label in labels), TABLE_LABEL_CHARACTERS)
+    widths = [max(len(metric), *(len(values[label][index]) for label in labels)) for index, metric in enumerate(metrics)]
+    blocks, block = [], []
+    for index in range(len(metrics)):  # as many metrics a table as fit beside the labels
+        if block and label_width + sum(widths[i] + 2 for i in [*block, index]) > TABLE_CHARACTERS:
+            blocks.append(block)
+            block = []
+        block.append(index)
+    blocks.append(block)
+    for number, block in enumerate(blocks):
+        if number:
+            print()
+        print(f"{'':{label_width}}  " + "  ".join(f"{metrics[i]:>{widths[i]}}" for i in block))
+        for label in labels:
+            lines = textwrap.wrap(label, label_width) or [""]
+            print(f"{lines[0]:{label_width}}  " + "  ".join(f"{values[label][i]:>{widths[i]}}" for i in block))
+            for line in lines[1:]:
+                print(f"  {line}")
