@@ -17,7 +17,7 @@ from dataclasses import replace
 import ipywidgets as widgets
 
 from ..errors import ConfigError
-from ..live_figure import ALL_PANELS, LiveRunFigure, RunCurves
+from ..live_figure import ALL_PANELS, CSS_DPI, LiveRunFigure, RunCurves
 from ..plots import run_style
 from ..threads import default_training_threads, torch_threads
 from ..trainer import TrainConfig, train
@@ -53,7 +53,7 @@ def live_figure_for(view: str) -> LiveRunFigure:
     panels = PLOT_VIEWS[view][1]
     if panels == ALL_PANELS:
         return LiveRunFigure()
-    scale = LARGE_VIEW_DPI / 96
+    scale = LARGE_VIEW_DPI / CSS_DPI
     return LiveRunFigure(round(LARGE_VIEW_CSS_PX * scale), round(LARGE_VIEW_HEIGHT_CSS_PX * scale), LARGE_VIEW_DPI, panels)
 
 
