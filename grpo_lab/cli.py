@@ -7,6 +7,8 @@ command line). A bad value prints one line naming the flag and the allowed range
 from __future__ import annotations
 
 import argparse
+import contextlib
+import multiprocessing.pool
 import os
 import re
 import sys
@@ -230,16 +232,14 @@ def run_train(args: argparse.Namespace) -> int:
 
 
 def run_sweep(args: argparse.Namespace) -> int:
-    from .experiments import EXPERIMENTS, experiment_figure, load_result, result_path, run_experiment, write_claims, write_result
+    from .experiments import EXPERIMENTS, result_path, write_claims
     from .experiments.catalog import DEFAULT_REGIME, REGIMES, experiments_in
-    from .experiments.runner import check_options
-    from .plots import save_figure
+    from .experiments.runner import check_options, worker_pool
 
     if args.name not in (*EXPERIMENTS, "all", "claims"):
         raise UsageError(f"NAME={args.name!r} is not valid: choose one of {', '.join(EXPERIMENTS)}, all, claims")
     names = list(EXPERIMENTS) if args.name == "all" else [] if args.name == "claims" else [args.name]
     regimes = [args.regime] if args.regime is not None else list(REGIMES) if args.name in ("all", "claims") else [DEFAULT_REGIME]
-    failed = False  # a result saved elsewhere: exit 1 at the end
     try:
         for regime in regimes:
             check_options(names[0] if len(names) == 1 else "variance", args.seeds, args.workers, regime)
@@ -247,31 +247,45 @@ def run_sweep(args: argparse.Namespace) -> int:
         raise UsageError(flag_message(error)) from None
     destination(result_path("variance", args.fast, args.out).parent, "out", folder=True)
     done: dict = {}  # units run by this command, reused where a later regime asks for the same one
-    for regime in regimes:
-        for name in names if args.name != "all" else experiments_in(regime):
-            if args.replot:
-                result, path = load_result(name, args.fast, args.out, regime), result_path(name, args.fast, args.out, regime)
-            else:
-                result = run_experiment(name, args.seeds, args.fast, args.workers, progress=not args.quiet, regime=regime, done=done)
-                path = result_path(name, args.fast, args.out, regime)
-                try:
-                    save_with_fallback(path, lambda target, result=result, name=name: write_result(name, result, path=target))
-                except SavedElsewhere as error:  # hours of sweeping are not lost to a full disk at the end
-                    print(f"error: {error}", file=sys.stderr)
-                    if error.saved_to is None:
-                        return 1
-                    path, failed = error.saved_to, True
-            try:
-                figure = experiment_figure(name, result)
-            except ValueError as error:  # a damaged result that passed the schema: name the file
-                raise UsageError(f"{path}: {error}") from None
-            figure_path = save_figure(figure, path.with_suffix(".png"), dpi=90)
-            print(
-                f"{name} ({regime}): {len(result['cells'])} cells x {result['seeds']} seeds in {result['wall_time_s']:.0f} s -> {path}, {figure_path}"
-            )
+    runs = [(regime, name) for regime in regimes for name in (names if args.name != "all" else experiments_in(regime))]
+    with contextlib.ExitStack() as stack:
+        # one set of worker processes for every experiment of the command: each start costs about 3 s
+        pool = stack.enter_context(worker_pool(args.workers)) if len(runs) > 1 and args.workers > 1 and not args.replot else None
+        failed = sweep_each(args, runs, done, pool)
+    if failed is None:
+        return 1
     if args.name in ("all", "claims"):
         print(f"claims: {write_claims(directory=args.out, fast=args.fast)}")
     return 1 if failed else 0
+
+
+def sweep_each(args: argparse.Namespace, runs: list[tuple[str, str]], done: dict, pool: multiprocessing.pool.Pool | None) -> bool | None:
+    """Run (or with --replot, load) each (regime, experiment) of ``runs``, save its JSON and figure and
+    print a line. True if a result had to be saved elsewhere, None if one could not be saved at all."""
+    from .experiments import experiment_figure, load_result, result_path, run_experiment, write_result
+    from .plots import save_figure
+
+    failed = False
+    for regime, name in runs:
+        if args.replot:
+            result, path = load_result(name, args.fast, args.out, regime), result_path(name, args.fast, args.out, regime)
+        else:
+            result = run_experiment(name, args.seeds, args.fast, args.workers, progress=not args.quiet, regime=regime, done=done, pool=pool)
+            path = result_path(name, args.fast, args.out, regime)
+            try:
+                save_with_fallback(path, lambda target, result=result, name=name: write_result(name, result, path=target))
+            except SavedElsewhere as error:  # hours of sweeping are not lost to a full disk at the end
+                print(f"error: {error}", file=sys.stderr)
+                if error.saved_to is None:
+                    return None
+                path, failed = error.saved_to, True
+        try:
+            figure = experiment_figure(name, result)
+        except ValueError as error:  # a damaged result that passed the schema: name the file
+            raise UsageError(f"{path}: {error}") from None
+        figure_path = save_figure(figure, path.with_suffix(".png"), dpi=90)
+        print(f"{name} ({regime}): {len(result['cells'])} cells x {result['seeds']} seeds in {result['wall_time_s']:.0f} s -> {path}, {figure_path}")
+    return failed
 
 
 def run_pretrain(args: argparse.Namespace) -> int:

@@ -194,6 +194,53 @@ def test_every_experiment_runs_in_fast_mode_and_follows_the_schema(name, tmp_pat
     claims_markdown({name: loaded})  # the claims cope with a partial, fast result
 
 
+def test_units_run_longest_first_by_the_time_the_shipped_result_recorded(cached):
+    """The order two workers finish together in: units with no recorded time first, in grid order,
+    then the others by the training seconds the shipped file recorded, longest first."""
+    from grpo_lab.experiments.runner import longest_first, unit_seconds_recorded
+
+    versus = cached["grpo-vs-ppo"]
+    seconds = unit_seconds_recorded("grpo-vs-ppo")
+    keys = [json.dumps(cell["config"], sort_keys=True) for cell in versus["cells"]]
+    jobs = [(index, cell["config"], seed) for index, cell in enumerate(versus["cells"]) for seed in range(versus["seeds"])]
+    assert len(seconds) == len(jobs)  # every trained unit recorded its time
+    ordered = longest_first(jobs, keys, seconds)
+    times = [seconds[(keys[index], seed)] for index, _, seed in ordered]
+    assert sorted(ordered, key=lambda job: (job[0], job[2])) == jobs and times == sorted(times, reverse=True)
+    slowest = max(versus["cells"], key=lambda cell: cell["summary"]["wall_time_s"]["mean"])["label"]
+    assert versus["cells"][ordered[0][0]]["label"] == slowest
+    known = {(keys[1], 0): 2.0, (keys[2], 0): 9.0}
+    unknown_first = longest_first([(0, {}, 0), (1, {}, 0), (2, {}, 0), (3, {}, 0)], keys, known)
+    assert [index for index, _, _ in unknown_first] == [0, 3, 2, 1]
+    assert unit_seconds_recorded("variance") == {}  # fixed-policy units record no training time: grid order
+
+
+def without_times(result: dict) -> list:
+    """Each cell's per-seed entries without the wall-clock numbers (the only ones a run may change)."""
+    timed = ("wall_time_s", "time_per_step_s", "time_to_target_s", "eval_wall_time")
+    return [
+        [
+            {part: {key: value for key, value in entry[part].items() if key not in timed} for part in ("metrics", "series")}
+            for entry in cell["per_seed"]
+        ]
+        for cell in result["cells"]
+    ]
+
+
+@pytest.mark.learning
+def test_a_shared_pool_and_any_unit_order_give_the_same_numbers(monkeypatch):
+    """sweep all reuses one set of worker processes and runs units longest first: neither the
+    worker a unit lands on nor the order changes a number."""
+    from grpo_lab.experiments import runner
+
+    with runner.worker_pool(2) as pool:
+        shared = run_experiment("small-group-remedies", seeds=1, fast=True, workers=2, progress=False, pool=pool)
+        monkeypatch.setattr(runner, "longest_first", lambda jobs, keys, seconds: list(reversed(jobs)))
+        reversed_order = run_experiment("small-group-remedies", seeds=1, fast=True, workers=2, progress=False, pool=pool)
+    alone = run_experiment("small-group-remedies", seeds=1, fast=True, workers=1, progress=False)
+    assert without_times(shared) == without_times(reversed_order) == without_times(alone)
+
+
 @pytest.mark.learning
 def test_sweep_group_size_fast_writes_result_and_figure_with_a_progress_bar(tmp_path, capsys):
     assert main(["sweep", "group-size", "--fast", "--out", str(tmp_path)]) == 0
