@@ -171,6 +171,24 @@ def test_no_difference_without_power_is_not_detected_with_power_it_does_not_hold
     assert evaluate_claim(claim_comparing(summary(0.72, 0.05), summary(0.70, 0.05), claimed_effect=0.2), {}).verdict == FAILS
 
 
+def test_a_verdict_that_rests_on_a_difference_near_the_line_says_so():
+    """1.5-2.5 standard errors (or 75-125% of a claimed effect that sets the line) is near the line: the
+    verdict is marked in the table, its section and the comparison in the Power line; 3 SE is not."""
+    from grpo_lab.experiments.claims_report import power_line, verdict_cell
+
+    standard_error = (2 * 0.03**2 / 3) ** 0.5
+    near = evaluate_claim(claim_comparing(summary(0.70 + 2.2 * standard_error, 0.03), summary(0.70, 0.03)), {})
+    clear = evaluate_claim(claim_comparing(summary(0.70 + 3.0 * standard_error, 0.03), summary(0.70, 0.03)), {})
+    assert near.verdict == clear.verdict == HOLDS
+    assert near.near_line and not clear.near_line
+    assert verdict_cell(near) == "**holds here** *(near the line)*" and verdict_cell(clear) == "**holds here**"
+    assert power_line(near).endswith("(near the line)") and "near" not in power_line(clear)
+    with recording_comparisons() as comparisons:
+        compare(summary(0.70 + 0.05, 0.001), summary(0.70, 0.001), min_effect=0.06)  # a size the claim names sets the line
+    assert comparisons[0].line == pytest.approx(0.06) and comparisons[0].near_line and comparisons[0].direction == "same"
+    assert "A verdict marked *(near the line)*" in claims_markdown({})  # the header explains the mark
+
+
 def test_claims_md_gets_a_column_and_a_section_per_regime():
     from grpo_lab.experiments.runner import load_result as load
 
@@ -234,12 +252,13 @@ def test_the_labs_regime_presets_are_the_regimes():
 
 def test_the_readme_verdict_table_says_what_the_cached_results_give():
     """README's table of verdicts per regime is written by hand; each row names its claim, and every
-    verdict in it is the one claims.md gives from the cached results (regenerate, then update it)."""
+    verdict in it is the one claims.md gives from the cached results, with its '(near the line)' mark
+    (regenerate, then update it)."""
     import re
 
     from grpo_lab.course.drill import regime_results
     from grpo_lab.experiments.claims import CLAIMS
-    from grpo_lab.experiments.claims_report import regime_finding
+    from grpo_lab.experiments.claims_report import regime_finding, verdict_cell
 
     readme = (RESULTS_DIR.parents[1] / "README.md").read_text()
     rows = [line for line in readme.splitlines() if re.match(r"\| \[[\w-]+\] ", line)]
@@ -250,5 +269,4 @@ def test_the_readme_verdict_table_says_what_the_cached_results_give():
     for row in rows:
         cells = [cell.strip() for cell in row.strip("|").split("|")]
         claim = by_key[re.match(r"\[([\w-]+)\]", cells[0]).group(1)]
-        verdicts = [re.sub(r"\*\*|: .*", "", cell) for cell in cells[1:]]
-        assert verdicts == [regime_finding(claim, found, regime).verdict_text for regime, found in by_regime.items()], claim.key
+        assert cells[1:] == [verdict_cell(regime_finding(claim, found, regime)) for regime, found in by_regime.items()], claim.key

@@ -226,7 +226,7 @@ def regime_table_markdown(keys: list[str] | None = None, only_changes: bool = Tr
         tested = {finding.verdict for finding in verdicts if finding.verdict != UNTESTED_VERDICT}
         if only_changes and len(tested) < 2:
             continue
-        words = [finding.verdict_text if language == "en" else VERDICTS_ZH[finding.verdict] for finding in verdicts]
+        words = [verdict_en(finding) if language == "en" else verdict_zh(finding) for finding in verdicts]
         rows.append((f"[{claim.key}] {claim.claim}", *words))
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     return "\n".join(lines + ["| " + " | ".join(row) + " |" for row in rows])
@@ -254,13 +254,13 @@ def print_findings(keys: list[str] | None = None, language: str = "en") -> None:
         # a regime whose verdict differs from the gentle one's gets its own numbers: the card may be right only there
         differing = {regime: other for regime, other in others.items() if other.verdict != finding.verdict and other.verdict != UNTESTED_VERDICT}
         if language == "en":
-            print(f"[{claim.key}] {claim.claim}  ->  {finding.verdict_text.upper()} (gentle regime)")
+            print(f"[{claim.key}] {claim.claim}  ->  {verdict_en(finding).upper()} (gentle regime)")
             print(f"    taught in: {where};  card: {claim.card}")
             print(f"    measured: {finding.evidence}")
             if finding.explanation:
                 print(f"    in plain words: {finding.explanation}")
             if others:
-                print("    other regimes: " + "; ".join(f"{regime}: {other.verdict_text}" for regime, other in others.items()))
+                print("    other regimes: " + "; ".join(f"{regime}: {verdict_en(other)}" for regime, other in others.items()))
             for regime, other in differing.items():
                 print(f"    in {regime}: {other.evidence}")
             continue
@@ -289,11 +289,22 @@ def print_findings(keys: list[str] | None = None, language: str = "en") -> None:
 UNTESTED_VERDICT = "not tested"  # claims.UNTESTED, without importing the experiments at import time
 
 
+NEAR_LINE_ZH = "（接近判定线）"
+
+
+def verdict_en(finding) -> str:
+    """A verdict as claims.md words it, with its mark when it rests on a difference near the line: 'holds here (near the line)'."""
+    return finding.verdict_text + (" (near the line)" if finding.near_line else "")
+
+
 def verdict_zh(finding) -> str:
-    """A verdict's Chinese name, with the detectable effect of 'not detected': '未检出（检验力不足），可检出 ≥ 0.034'."""
+    """A verdict's Chinese name, with the detectable effect of 'not detected' ('未检出（检验力不足），可检出 ≥ 0.034')
+    and the near-the-line mark ('成立（接近判定线）')."""
     if finding.verdict == "not detected" and finding.detectable is not None:
-        return f"{VERDICTS_ZH['not detected']}，可检出 ≥ {finding.detectable:.3g}"
-    return VERDICTS_ZH[finding.verdict]
+        words = f"{VERDICTS_ZH['not detected']}，可检出 ≥ {finding.detectable:.3g}"
+    else:
+        words = VERDICTS_ZH[finding.verdict]
+    return words + (NEAR_LINE_ZH if finding.near_line else "")
 
 
 def claims_audit_zh(results: dict | None = None) -> str:

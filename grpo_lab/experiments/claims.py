@@ -55,6 +55,11 @@ class Finding:
     detectable: float | None = None  # NOT_DETECTED: the largest detectable difference that exceeded the claimed effect
 
     @property
+    def near_line(self) -> bool:
+        """Some comparison of the rule fell near the line it was judged against (stats.NEAR_LINE)."""
+        return any(comparison.near_line for comparison in self.comparisons)
+
+    @property
     def verdict_text(self) -> str:
         """The verdict as claims.md prints it: 'not detected (could detect >= 0.031)' carries its power."""
         return f"{self.verdict} (could detect ≥ {self.detectable:.3g})" if self.verdict == NOT_DETECTED else self.verdict

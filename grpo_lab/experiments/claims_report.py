@@ -13,7 +13,7 @@ from ..files import write_atomically
 from .catalog import DEFAULT_REGIME, EXPERIMENTS, REGIME_RULE, REGIMES, TARGET_ACCURACY, experiments_in
 from .claims import CLAIMS, UNTESTED, Claim, Finding, evaluate_claim
 from .runner import RESULTS_DIR, UnreadableResultError, load_result
-from .stats import DETECTABLE_SE
+from .stats import DETECTABLE_SE, NEAR_LINE
 
 SHOWN_COMPARISONS = 6  # power lines per claim and regime; the rest are counted
 
@@ -33,6 +33,13 @@ with a value) and a verdict decided by a rule in `grpo_lab/experiments/claims.py
   names a size): absence of evidence, not evidence of absence;
 - **not tested**: no experiment here can test it (the row says why).
 
+A verdict marked *(near the line)* rests on at least one comparison whose difference lies within
+{near_low:.0%}-{near_high:.0%} of the line it was judged against (1.5-2.5 SE where the seeds' noise sets
+the line): other seeds, or the same seeds on a CPU with other float kernels, may well decide it the
+other way: two passes of the same code on CPUs with different float kernels (AVX2 and AVX512) differed
+in exactly such verdicts, claim 21's in three regimes (`data/results/README.md`, "Time"). The *Power*
+line names the comparison.
+
 Each claim's *Power* line lists the comparisons its rule made: the difference Δ of the means, its standard
 error over seeds (SE) and the smallest difference detectable with 80% power ({detectable_se:.2f} SE).
 
@@ -50,9 +57,18 @@ def power_line(finding: Finding) -> str:
     """The comparisons behind a verdict: 'Δ +0.012, SE 0.008, detectable ≥ 0.023; ...'."""
     if not finding.comparisons:
         return "no comparison over seeds in this rule (it reads means or counts)"
-    shown = [f"Δ {c.difference:+.3g}, SE {c.standard_error:.2g}, detectable ≥ {c.detectable:.2g}" for c in finding.comparisons[:SHOWN_COMPARISONS]]
+    shown = [
+        f"Δ {c.difference:+.3g}, SE {c.standard_error:.2g}, detectable ≥ {c.detectable:.2g}" + (" (near the line)" if c.near_line else "")
+        for c in finding.comparisons[:SHOWN_COMPARISONS]
+    ]
     more = len(finding.comparisons) - SHOWN_COMPARISONS
-    return "; ".join(shown) + (f"; and {more} more" if more > 0 else "")
+    hidden_near = sum(c.near_line for c in finding.comparisons[SHOWN_COMPARISONS:])
+    return "; ".join(shown) + (f"; and {more} more" + (f", {hidden_near} of them near the line" if hidden_near else "") if more > 0 else "")
+
+
+def verdict_cell(finding: Finding) -> str:
+    """A verdict as the table and each claim's section print it: '**holds here** *(near the line)*'."""
+    return f"**{finding.verdict_text}**" + (" *(near the line)*" if finding.near_line else "")
 
 
 def regime_finding(claim: Claim, results: dict, regime: str) -> Finding:
@@ -73,12 +89,14 @@ def claims_markdown(results: dict, other_regimes: dict[str, dict] | None = None)
     {regime: {name: result}}: a verdict column per regime. Deterministic: the same results give the same text."""
     by_regime = {DEFAULT_REGIME: results, **{regime: found for regime, found in (other_regimes or {}).items() if found}}
     findings = {regime: [regime_finding(claim, found, regime) for claim in CLAIMS] for regime, found in by_regime.items()}
-    header = HEADER.format(target=TARGET_ACCURACY, detectable_se=DETECTABLE_SE, regime_rule=REGIME_RULE)
+    header = HEADER.format(
+        target=TARGET_ACCURACY, detectable_se=DETECTABLE_SE, regime_rule=REGIME_RULE, near_low=NEAR_LINE[0], near_high=NEAR_LINE[1]
+    )
     columns = " | ".join(f"verdict: {regime}" if len(by_regime) > 1 else "verdict" for regime in by_regime)
     lines = [header, f"| # | claim | card (source) | experiment | {columns} |", "|---|---|---|---|" + "---|" * len(by_regime)]
     for index, claim in enumerate(CLAIMS, 1):
         experiments = ", ".join(f"`{name}`" for name in claim.experiments) or "—"
-        verdicts = " | ".join(f"**{findings[regime][index - 1].verdict_text}**" for regime in by_regime)
+        verdicts = " | ".join(verdict_cell(findings[regime][index - 1]) for regime in by_regime)
         lines.append(f"| {index} | [{claim.claim}](#{index}-{claim.key}) | {claim.card} ({claim.source}) | {experiments} | {verdicts} |")
     lines.append("\n## The numbers behind each verdict\n")
     for index, claim in enumerate(CLAIMS, 1):
@@ -88,7 +106,7 @@ def claims_markdown(results: dict, other_regimes: dict[str, dict] | None = None)
             finding = findings[regime][index - 1]
             if len(by_regime) > 1:
                 lines.append(f"**In the {regime} regime** ({REGIMES[regime].why}):  ")
-            lines.append(f"*Verdict:* **{finding.verdict_text}**  ")
+            lines.append(f"*Verdict:* {verdict_cell(finding)}  ")
             lines.append(f"*Measured:* {finding.evidence}  ")
             if claim.evaluate is not None and claim.experiments and all(name in found for name in claim.experiments):
                 lines.append(f"*Power:* {power_line(finding)}  ")

@@ -14,19 +14,30 @@ from dataclasses import dataclass
 DETECTION_SE = 2.0  # a difference counts when it exceeds this many standard errors (about 5%, two-sided)
 POWER_Z = 0.84  # the normal quantile of 80% power
 DETECTABLE_SE = DETECTION_SE + POWER_Z  # the smallest true difference detected 80% of the time: 2.84 standard errors
+# a difference within this fraction of the line it is judged against (1.5-2.5 SE where the SE sets the line) is
+# "near the line": other seeds, or another CPU's float path, may well put it on the other side (data/results/README.md)
+NEAR_LINE = (0.75, 1.25)
 
 
 @dataclass(frozen=True)
 class Comparison:
     """One ``compare`` call: difference = mean(a) - mean(b); standard_error of that difference over seeds;
     detectable = the smallest true difference the seeds detect with 80% power (DETECTABLE_SE x SE, at
-    least min_effect); scale = the larger |mean| (to read the others against); direction as compare returns it."""
+    least min_effect); scale = the larger |mean| (to read the others against); direction as compare returns it;
+    line = the |difference| above which it counts (DETECTION_SE x SE, at least min_effect)."""
 
     difference: float
     standard_error: float
     detectable: float
     scale: float
     direction: str
+    line: float = 0.0
+
+    @property
+    def near_line(self) -> bool:
+        """|difference| within NEAR_LINE of the line: a verdict that rests on it could go the other way."""
+        low, high = NEAR_LINE
+        return self.line > 0 and low <= abs(self.difference) / self.line <= high
 
 
 _recorded: contextvars.ContextVar[list[Comparison] | None] = contextvars.ContextVar("recorded_comparisons", default=None)
@@ -72,11 +83,12 @@ def compare(a: dict, b: dict, min_effect: float = 0.0) -> str:
         return "same"
     difference = a["mean"] - b["mean"]
     error = standard_error_of_difference(a, b)
-    direction = "same" if abs(difference) <= max(DETECTION_SE * error, min_effect) else "higher" if difference > 0 else "lower"
+    line = max(DETECTION_SE * error, min_effect)
+    direction = "same" if abs(difference) <= line else "higher" if difference > 0 else "lower"
     recorded = _recorded.get()
     if recorded is not None:
         detectable = max(DETECTABLE_SE * error, min_effect)
-        recorded.append(Comparison(difference, error, detectable, max(abs(a["mean"]), abs(b["mean"])), direction))
+        recorded.append(Comparison(difference, error, detectable, max(abs(a["mean"]), abs(b["mean"])), direction, line))
     return direction
 
 
