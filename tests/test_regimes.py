@@ -270,3 +270,28 @@ def test_the_readme_verdict_table_says_what_the_cached_results_give():
         cells = [cell.strip() for cell in row.strip("|").split("|")]
         claim = by_key[re.match(r"\[([\w-]+)\]", cells[0]).group(1)]
         assert cells[1:] == [verdict_cell(regime_finding(claim, found, regime)) for regime, found in by_regime.items()], claim.key
+
+
+def test_fewer_seeds_shows_why_the_gentle_grpo_vs_ppo_keeps_five():
+    """scripts/fewer_seeds.py is the power check behind the seed counts (data/results/README.md, "Time"):
+    the first N seeds of a cached result are what ``--seeds N`` gives, and with 4 of the 5 the crossover
+    of the sampling-cost trade-off (05c) is no longer resolved."""
+    import sys
+
+    sys.path.insert(0, str(RESULTS_DIR.parents[1] / "scripts"))
+    import fewer_seeds
+
+    versus = load_result("grpo-vs-ppo")
+    shorter = fewer_seeds.first_seeds(versus, 3)
+    assert shorter["seeds"] == 3 and all(len(cell["per_seed"]) == 3 for cell in shorter["cells"])
+    grpo = next(cell for cell in shorter["cells"] if cell["label"] == versus["cells"][0]["label"])
+    late = [entry["metrics"]["late_eval_accuracy"] for entry in versus["cells"][0]["per_seed"][:3]]
+    assert grpo["summary"]["late_eval_accuracy"]["mean"] == pytest.approx(sum(late) / 3)
+    assert versus["derived"]["crossover_s_per_response"] is not None
+    assert fewer_seeds.main(["--seeds", "4", "grpo-vs-ppo"]) == 1
+    assert fewer_seeds.changed_derived(versus["derived"], fewer_seeds.first_seeds(versus, 4)["derived"]) == [
+        "/cheaper_at_high_cost: PPO -> tie",
+        "/crossover_s_per_response: " + f"{versus['derived']['crossover_s_per_response']} -> None",
+    ]
+    with pytest.raises(SystemExit):
+        fewer_seeds.main(["--seeds", "5", "grpo-vs-ppo"])  # keeps every seed: refused
