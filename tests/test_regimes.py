@@ -22,7 +22,7 @@ from grpo_lab.experiments.catalog import (
 from grpo_lab.experiments.claims import FAILS, HOLDS, NOT_DETECTED, Claim, Finding, evaluate_claim
 from grpo_lab.experiments.claims_report import claims_markdown
 from grpo_lab.experiments.runner import RESULTS_DIR, command_line, load_result, result_path, run_cell
-from grpo_lab.experiments.stats import DETECTABLE_SE, compare, recording_comparisons
+from grpo_lab.experiments.stats import DETECTABLE_SE, compare, flipping, recording_comparisons
 
 
 def summary(mean: float, std: float, n: int = 3) -> dict:
@@ -186,6 +186,26 @@ def test_a_verdict_that_rests_on_a_difference_near_the_line_says_so():
     with recording_comparisons() as comparisons:
         compare(summary(0.70 + 0.05, 0.001), summary(0.70, 0.001), min_effect=0.06)  # a size the claim names sets the line
     assert comparisons[0].line == pytest.approx(0.06) and comparisons[0].near_line and comparisons[0].direction == "same"
+    with recording_comparisons() as comparisons, flipping(frozenset({1})):  # the second call answers as if across its line
+        directions = [compare(summary(0.74, 0.03), summary(0.70, 0.03)) for _ in range(3)]  # 1.6 SE: same
+    assert directions == ["same", "higher", "same"]
+
+
+def test_a_verdict_that_does_not_hang_on_its_near_comparison_is_not_marked():
+    """The mark says the verdict would change, not only that some comparison was close: a rule that holds
+    when either of two comparisons is clearly higher keeps its verdict whichever side a near one falls on."""
+    from grpo_lab.experiments.claims_report import power_line
+
+    standard_error = (2 * 0.03**2 / 3) ** 0.5
+    clear, near = summary(0.70 + 3.5 * standard_error, 0.03), summary(0.70 + 2.2 * standard_error, 0.03)
+
+    def either(results: dict) -> Finding:
+        found = [compare(a, summary(0.70, 0.03)) for a in (near, clear)]
+        return Finding("numbers", HOLDS if "higher" in found else FAILS, "")
+
+    finding = evaluate_claim(Claim("toy", "test", "—", "a or b beats c", (), either), {})
+    assert finding.verdict == HOLDS and not finding.near_line
+    assert "(near the line)" in power_line(finding)  # the close comparison is still named
     assert "A verdict marked *(near the line)*" in claims_markdown({})  # the header explains the mark
 
 

@@ -38,7 +38,7 @@ from .catalog import (
     TARGET_ACCURACY,
     TWO_GRPO_PROTOCOL_LABEL,
 )
-from .stats import Comparison, compare, recording_comparisons
+from .stats import Comparison, compare, flipping, recording_comparisons
 from .stats import format_mean_std as fmt  # short: the rules below quote some ninety numbers
 
 HOLDS, PARTLY, FAILS, UNTESTED = "holds here", "partly", "does not hold here", "not tested"
@@ -53,11 +53,7 @@ class Finding:
     explanation: str  # what the numbers mean, in plain words
     comparisons: list[Comparison] = field(default_factory=list)  # every compare the rule made, with its power
     detectable: float | None = None  # NOT_DETECTED: the largest detectable difference that exceeded the claimed effect
-
-    @property
-    def near_line(self) -> bool:
-        """Some comparison of the rule fell near the line it was judged against (stats.NEAR_LINE)."""
-        return any(comparison.near_line for comparison in self.comparisons)
+    near_line: bool = False  # the verdict changes if one comparison near its line (stats.NEAR_LINE) falls on the other side
 
     @property
     def verdict_text(self) -> str:
@@ -1306,7 +1302,19 @@ def evaluate_claim(claim: Claim, results: dict) -> Finding:
         remake = "; ".join(f"`python -m grpo_lab sweep {name}`" for name in claim.experiments)
         return Finding(f"a result it needs holds values its rule cannot read ({type(error).__name__}); remake it with {remake}", UNTESTED, "")
     finding.comparisons = comparisons
-    return with_power(finding, claim)
+    finding = with_power(finding, claim)
+    finding.near_line = any(
+        verdict_with_flipped(claim, results, index) != finding.verdict for index, comparison in enumerate(comparisons) if comparison.near_line
+    )
+    return finding
+
+
+def verdict_with_flipped(claim: Claim, results: dict, index: int) -> str:
+    """The claim's verdict if its rule's comparison number ``index`` had fallen on the other side of its line."""
+    with recording_comparisons() as comparisons, flipping(frozenset({index})):
+        finding = claim.evaluate(results)
+    finding.comparisons = comparisons
+    return with_power(finding, claim).verdict
 
 
 def claimed_effect(claim: Claim, comparison: Comparison) -> float:

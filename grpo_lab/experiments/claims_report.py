@@ -33,12 +33,12 @@ with a value) and a verdict decided by a rule in `grpo_lab/experiments/claims.py
   names a size): absence of evidence, not evidence of absence;
 - **not tested**: no experiment here can test it (the row says why).
 
-A verdict marked *(near the line)* rests on at least one comparison whose difference lies within
-{near_low:.0%}-{near_high:.0%} of the line it was judged against (1.5-2.5 SE where the seeds' noise sets
-the line): other seeds, or the same seeds on a CPU with other float kernels, may well decide it the
-other way: two passes of the same code on CPUs with different float kernels (AVX2 and AVX512) differed
-in exactly such verdicts, claim 21's in three regimes (`data/results/README.md`, "Time"). The *Power*
-line names the comparison.
+A verdict marked *(near the line)* would change if one comparison of its rule whose difference lies
+within {near_low:.0%}-{near_high:.0%} of the line it was judged against (1.5-2.5 SE where the seeds'
+noise sets the line) fell on the line's other side. Other seeds, or the same seeds on a CPU with other
+float kernels, may well put it there: two passes of the same code on CPUs with different float kernels
+(AVX2 and AVX512) differed in exactly such verdicts, claim 21's in three regimes (`data/results/README.md`,
+"Time"). The *Power* line marks every comparison near its line, whether or not the verdict hangs on it.
 
 Each claim's *Power* line lists the comparisons its rule made: the difference Δ of the means, its standard
 error over seeds (SE) and the smallest difference detectable with 80% power ({detectable_se:.2f} SE).
@@ -67,7 +67,8 @@ def power_line(finding: Finding) -> str:
 
 
 def verdict_cell(finding: Finding) -> str:
-    """A verdict as the table and each claim's section print it: '**holds here** *(near the line)*'."""
+    """A verdict as the table and each claim's section print it: '**holds here** *(near the line)*' when it
+    hangs on a comparison near its line (Finding.near_line)."""
     return f"**{finding.verdict_text}**" + (" *(near the line)*" if finding.near_line else "")
 
 

@@ -41,6 +41,7 @@ class Comparison:
 
 
 _recorded: contextvars.ContextVar[list[Comparison] | None] = contextvars.ContextVar("recorded_comparisons", default=None)
+_flipped: contextvars.ContextVar[frozenset[int]] = contextvars.ContextVar("flipped_comparisons", default=frozenset())
 
 
 @contextmanager
@@ -52,6 +53,18 @@ def recording_comparisons() -> Iterator[list[Comparison]]:
         yield comparisons
     finally:
         _recorded.reset(token)
+
+
+@contextmanager
+def flipping(indices: frozenset[int]) -> Iterator[None]:
+    """Inside ``recording_comparisons``, the compare calls with these indices (0: the block's first) answer
+    as if their difference fell on the line's other side: 'same' becomes its sign's direction, a direction
+    'same'. How claims.py asks whether a verdict hangs on a comparison near the line."""
+    token = _flipped.set(indices)
+    try:
+        yield
+    finally:
+        _flipped.reset(token)
 
 
 def summarize(per_seed: list[dict]) -> dict:
@@ -86,6 +99,8 @@ def compare(a: dict, b: dict, min_effect: float = 0.0) -> str:
     line = max(DETECTION_SE * error, min_effect)
     direction = "same" if abs(difference) <= line else "higher" if difference > 0 else "lower"
     recorded = _recorded.get()
+    if recorded is not None and len(recorded) in _flipped.get():
+        direction = ("higher" if difference > 0 else "lower") if direction == "same" else "same"
     if recorded is not None:
         detectable = max(DETECTABLE_SE * error, min_effect)
         recorded.append(Comparison(difference, error, detectable, max(abs(a["mean"]), abs(b["mean"])), direction, line))
