@@ -60,6 +60,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--regime", default=DEFAULT_REGIME, choices=list(REGIMES))
     parser.add_argument("--results", type=Path, default=RESULTS_DIR, help="a results folder (default: data/results)")
     args = parser.parse_args(argv)
+    if args.seeds < 1:
+        parser.error(f"--seeds={args.seeds} is not valid: keep at least 1 seed")
     results = available_results(args.results, regime=args.regime)
     missing = [name for name in args.names if name not in results]
     if missing:

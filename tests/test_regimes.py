@@ -313,5 +313,6 @@ def test_fewer_seeds_shows_why_the_gentle_grpo_vs_ppo_keeps_five():
         "/cheaper_at_high_cost: PPO -> tie",
         "/crossover_s_per_response: " + f"{versus['derived']['crossover_s_per_response']} -> None",
     ]
-    with pytest.raises(SystemExit):
-        fewer_seeds.main(["--seeds", "5", "grpo-vs-ppo"])  # keeps every seed: refused
+    for refused in ("5", "0"):  # keeps every seed, or none
+        with pytest.raises(SystemExit):
+            fewer_seeds.main(["--seeds", refused, "grpo-vs-ppo"])

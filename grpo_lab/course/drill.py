@@ -293,7 +293,7 @@ NEAR_LINE_ZH = "（接近判定线）"
 
 
 def verdict_en(finding) -> str:
-    """A verdict as claims.md words it, with its mark when it rests on a difference near the line: 'holds here (near the line)'."""
+    """A verdict as claims.md words it, with its mark when it hangs on a difference near the line: 'holds here (near the line)'."""
     return finding.verdict_text + (" (near the line)" if finding.near_line else "")
 
 

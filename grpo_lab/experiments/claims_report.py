@@ -61,9 +61,11 @@ def power_line(finding: Finding) -> str:
         f"Δ {c.difference:+.3g}, SE {c.standard_error:.2g}, detectable ≥ {c.detectable:.2g}" + (" (near the line)" if c.near_line else "")
         for c in finding.comparisons[:SHOWN_COMPARISONS]
     ]
-    more = len(finding.comparisons) - SHOWN_COMPARISONS
-    hidden_near = sum(c.near_line for c in finding.comparisons[SHOWN_COMPARISONS:])
-    return "; ".join(shown) + (f"; and {more} more" + (f", {hidden_near} of them near the line" if hidden_near else "") if more > 0 else "")
+    hidden = finding.comparisons[SHOWN_COMPARISONS:]
+    if hidden:
+        near = sum(c.near_line for c in hidden)
+        shown.append(f"and {len(hidden)} more" + (f", {near} of them near the line" if near else ""))
+    return "; ".join(shown)
 
 
 def verdict_cell(finding: Finding) -> str:
