@@ -32,7 +32,9 @@ WARM_STEPS = 30  # steps run before the timed ones (the compiled variant recompi
 
 
 def child(compiled: bool, steps: int) -> dict:
-    from grpo_lab.trainer import TrainConfig, start_run, train_step
+    from grpo_lab.core.config import TrainConfig
+    from grpo_lab.core.loop import train_step
+    from grpo_lab.trainer import start_run
 
     torch.set_num_threads(1)
     config = TrainConfig(eval_every=0, probe_every=0)

@@ -44,11 +44,10 @@ def default_run() -> tuple[float, float, float]:
 
 def peak_memory_child(group_size: int, micro_batch_size: int) -> None:
     """Run in a subprocess: peak resident memory of one training step, and what it adds, in MB."""
-    from grpo_lab.policy import load_reference_policy
-    from grpo_lab.task import Task
-    from grpo_lab.trainer import greedy_accuracy
+    from grpo_lab.checks.checkpoints import load_reference_policy
+    from grpo_lab.task import Task, eval_accuracy
 
-    greedy_accuracy(load_reference_policy(), Task.parse("2d+"), torch.device("cpu"))  # torch, model, eval loaded
+    eval_accuracy(load_reference_policy(), Task.parse("2d+"))  # torch, model, eval loaded
     torch.optim.Adam(torch.nn.Linear(1, 1).parameters())  # the optimiser's one-time imports
     before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     train(TrainConfig(group_size=group_size, micro_batch_size=micro_batch_size, steps=1, probe_every=0, eval_every=0))

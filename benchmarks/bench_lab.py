@@ -164,7 +164,7 @@ def main() -> None:
         return
 
     repeats = 1 if args.quick else 3
-    from grpo_lab.threads import default_training_threads
+    from grpo_lab.checks.threads import default_training_threads
 
     print(f"machine: {machine()}; the lab trains with {default_training_threads()} torch thread(s); load average before: {load_average()}")
     first_runs = {kind: fresh(kind == "warm") for kind in ("warm", "cold")}

@@ -37,11 +37,11 @@ import torch
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_lab import PlotWatch, load_average, machine  # noqa: E402
 
+import grpo_lab.core.model as policy_module  # noqa: E402
 import grpo_lab.lab.view as view_module  # noqa: E402
-import grpo_lab.policy as policy_module  # noqa: E402
 from grpo_lab import GRPOLab, TrainConfig, train  # noqa: E402
+from grpo_lab.checks.threads import default_training_threads  # noqa: E402
 from grpo_lab.lab import lab_measure_every  # noqa: E402
-from grpo_lab.threads import default_training_threads  # noqa: E402
 
 VARIANTS = {  # name -> (GRPOLab keyword arguments, eager first frames)
     "before": ({"eval_every": 10, "probe_every": 10, "refresh_interval": 0.25, "debounce": 0.15}, False),

@@ -32,9 +32,11 @@ import torch
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_core import machine  # noqa: E402
 
-import grpo_lab.losses as losses  # noqa: E402
-import grpo_lab.trainer as trainer  # noqa: E402
-from grpo_lab.policy import TinyTransformer, run_prompts  # noqa: E402
+import grpo_lab.core.loop as trainer  # noqa: E402
+import grpo_lab.core.losses as losses  # noqa: E402
+import grpo_lab.trainer as entry  # noqa: E402
+from grpo_lab.checks.config_rules import validate_config
+from grpo_lab.core.model import TinyTransformer, run_prompts  # noqa: E402
 
 WARMUP = 10
 
@@ -48,7 +50,7 @@ def distinct_rows_accumulate(policy, batch, config, max_len):
     first_row, order = first_row.sort()  # distinct rows in batch order, so that groups stay contiguous
     weights = counts[order].float()[:, None]
     chunk = batch.rows(first_row)
-    per_token, diagnostics = trainer.rollout_loss_terms(policy, chunk, config)
+    per_token, diagnostics = trainer.loss_terms(policy, chunk, config)
     loss = losses.aggregate(per_token * weights, chunk.mask, config.loss_agg, num_sequences, num_tokens, max_len)
     loss.backward()
     return float(loss.detach()), {name: float((values * chunk.mask * weights).sum()) for name, values in diagnostics.items()}
@@ -74,8 +76,8 @@ def timed_run(lever: str, steps: int) -> tuple[float, float]:
     elif lever == "cached prompt (before)":
         losses.token_logprobs = cached_prompt_token_logprobs
     try:
-        config = trainer.TrainConfig(eval_every=0, probe_every=0, device="cpu").validate()
-        state, problems = trainer.start_run(config)
+        config = validate_config(entry.TrainConfig(eval_every=0, probe_every=0, device="cpu"))
+        state, problems = entry.start_run(config)
         seconds = []
         for step in range(1, WARMUP + steps + 1):
             started = time.perf_counter()

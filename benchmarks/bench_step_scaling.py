@@ -30,12 +30,11 @@ MICRO_BATCH = 64
 def child(prompts: int, group: int, micro_batch: int) -> None:
     """In a fresh process: seconds per step and MB added to the peak resident set by training."""
     from grpo_lab import TrainConfig, train
-    from grpo_lab.policy import load_reference_policy
-    from grpo_lab.task import Task
-    from grpo_lab.trainer import greedy_accuracy
+    from grpo_lab.checks.checkpoints import load_reference_policy
+    from grpo_lab.task import Task, eval_accuracy
 
     torch.set_num_threads(1)
-    greedy_accuracy(load_reference_policy(), Task.parse("2d+"), torch.device("cpu"))  # torch, model, eval set loaded
+    eval_accuracy(load_reference_policy(), Task.parse("2d+"))  # torch, model, eval set loaded
     torch.optim.Adam(torch.nn.Linear(1, 1).parameters())  # the optimiser's one-time imports
     before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     history = train(

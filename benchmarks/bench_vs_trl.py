@@ -31,7 +31,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_core import machine  # noqa: E402
 
 from grpo_lab import TrainConfig, train  # noqa: E402
-from grpo_lab.files import check_destination, finite_json, json_text, write_atomically  # noqa: E402
+from grpo_lab.checks.files import check_destination, finite_json, json_text, write_atomically  # noqa: E402
 
 
 def stamp() -> tuple[float, float]:

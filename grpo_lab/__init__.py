@@ -1,8 +1,9 @@
 """grpo-lab: GRPO by experiment, on a tiny transformer that learns toy arithmetic on a CPU."""
 
-from .advantages import compute_advantages
-from .policy import load_reference_policy
-from .trainer import TrainConfig, TrainResult, train
+from .checks.arguments import compute_advantages
+from .checks.checkpoints import load_reference_policy
+from .core.config import TrainConfig
+from .trainer import TrainResult, train
 
 __version__ = "0.1.0"
 __all__ = ["GRPOLab", "TrainConfig", "TrainResult", "compute_advantages", "load_reference_policy", "train", "__version__"]

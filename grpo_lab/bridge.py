@@ -45,10 +45,16 @@ try:
 except ImportError as error:  # pragma: no cover - exercised only without the extra
     raise ImportError(f'grpo_lab.bridge needs the optional TRL extra ({error.name} is missing): pip install -e ".[trl]"') from None
 
-from .evaluation import greedy_accuracy  # noqa: E402
-from .policy import PolicyConfig, TinyTransformer, load_reference_policy  # noqa: E402
-from .task import EOS, EOS_ID, PAD, PAD_ID, VOCAB, ProblemSampler, RewardModel, Task  # noqa: E402
-from .trainer import TrainConfig  # noqa: E402
+from .checks.checkpoints import load_reference_policy  # noqa: E402
+from .checks.config_rules import validate_config  # noqa: E402
+from .core.config import TrainConfig  # noqa: E402
+from .core.model import EOS, EOS_ID, PAD, PAD_ID, VOCAB, PolicyConfig, TinyTransformer  # noqa: E402
+from .task import (  # noqa: E402
+    ProblemSampler,
+    RewardModel,
+    Task,
+    eval_accuracy,  # noqa: E402
+)
 
 TRL_STD_EPS = 1e-4  # TRL divides by (std + 1e-4), a constant in its code, not a setting
 LOSS_TYPES = {"seq_mean": "grpo", "token_mean": "dapo", "token_sum_norm": "dr_grpo"}  # our loss_agg -> TRL loss_type
@@ -201,7 +207,7 @@ def unmade_temporary_folder() -> Path:
 def to_grpo_config(config: TrainConfig, output_dir: str | Path | None = None, **overrides: Any) -> trl.GRPOConfig:
     """Our knobs as a ``trl.GRPOConfig`` (see ``KNOB_MAP``). A knob TRL cannot express raises one
     ValueError naming it (see ``UNMAPPED``). ``overrides`` are passed to GRPOConfig last."""
-    config.validate()
+    validate_config(config)
     problems = unmapped_reasons(config)
     if problems:
         raise ValueError(problems[0])
@@ -332,7 +338,7 @@ def gpt2_from_tiny(policy: TinyTransformer) -> transformers.GPT2LMHeadModel:
 
 def tiny_from_gpt2(model: transformers.GPT2LMHeadModel) -> TinyTransformer:
     """The inverse of ``gpt2_from_tiny`` (output bias 0): lets our own functions, e.g.
-    ``evaluation.greedy_accuracy`` and ``policy.token_logprobs``, score a model TRL trained."""
+    ``task.eval_accuracy`` and ``core.model.token_logprobs``, score a model TRL trained."""
     config = model.config
     policy = TinyTransformer(
         PolicyConfig(vocab_size=config.vocab_size, max_len=config.n_positions, d_model=config.n_embd, n_layers=config.n_layer, n_heads=config.n_head)
@@ -357,7 +363,7 @@ class HeldOutAccuracyCallback(transformers.TrainerCallback):
 
     def evaluate(self, model: transformers.GPT2LMHeadModel, step: int) -> None:
         started = time.perf_counter()
-        accuracy = greedy_accuracy(tiny_from_gpt2(model), self.task, torch.device("cpu"))
+        accuracy = eval_accuracy(tiny_from_gpt2(model), self.task)
         self.records.append({"step": step, "eval_accuracy": accuracy, "seconds": time.perf_counter() - started})
 
     def on_train_begin(

@@ -18,10 +18,12 @@ from pathlib import Path
 import torch
 from tqdm import tqdm
 
+from .checks.config_rules import validate_config
+from .checks.files import SavedElsewhere, check_destination, file_kind, json_text, save_with_fallback, write_atomically
+from .checks.paths import REFERENCE_NAMES
+from .core.config import TrainConfig
 from .errors import ConfigError, shortened
-from .files import SavedElsewhere, check_destination, file_kind, json_text, save_with_fallback, write_atomically
-from .paths import REFERENCE_NAMES
-from .trainer import TrainConfig, train
+from .trainer import train
 
 USAGE_ERROR = 2
 
@@ -154,7 +156,7 @@ def destination(path: Path | None, option: str, folder: bool = False) -> Path | 
 def use_lab_threads() -> None:
     """Train with as many torch threads as the lab does (one core fewer than the machine has): with
     every core busy, torch's default team waits on its own threads and a run gets several times slower."""
-    from .threads import default_training_threads
+    from .checks.threads import default_training_threads
 
     torch.set_num_threads(default_training_threads())
 
@@ -183,7 +185,7 @@ def save_outputs(saves: list[tuple[Path | None, object]]) -> list[str]:
 def run_train(args: argparse.Namespace) -> int:
     values = {f.name: getattr(args, f.name) for f in fields(TrainConfig)}
     try:
-        config = TrainConfig(**values).validate()
+        config = validate_config(TrainConfig(**values))
     except ValueError as error:
         raise UsageError(flag_message(error)) from None
     out, plot = destination(args.out, "out"), destination(args.plot, "plot")
@@ -289,7 +291,7 @@ def sweep_each(args: argparse.Namespace, runs: list[tuple[str, str]], done: dict
 
 
 def run_pretrain(args: argparse.Namespace) -> int:
-    from .policy import CHECKSUMS_PATH, reference_path
+    from .checks.checkpoints import CHECKSUMS_PATH, reference_path
     from .pretrain import RECIPES, write_reference
     from .task import MAX_DIGITS, OPERATIONS, Task, eval_path, write_eval_set
 

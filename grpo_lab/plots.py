@@ -15,8 +15,8 @@ import matplotlib
 import numpy as np
 from matplotlib.figure import Figure
 
+from .checks.files import write_atomically
 from .errors import ConfigError
-from .files import write_atomically
 
 RUN_PANELS = ("reward", "variance", "zero_std")
 X_LABELS = {"step": "training step", "samples": "responses sampled"}

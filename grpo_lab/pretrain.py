@@ -34,10 +34,10 @@ from pathlib import Path
 import torch
 import torch.nn.functional as F
 
-from .evaluation import greedy_accuracy
-from .policy import PolicyConfig, TinyTransformer, record_checksum, reference_path, save_policy
-from .task import EOS_ID, ProblemSampler, Task, encode
-from .threads import torch_threads
+from .checks.checkpoints import record_checksum, reference_path, save_policy
+from .checks.threads import torch_threads
+from .core.model import EOS_ID, PolicyConfig, TinyTransformer, encode
+from .task import ProblemSampler, Task, eval_accuracy
 
 
 @dataclass(frozen=True)
@@ -110,7 +110,7 @@ def pretrain_on_this_thread_count(recipe: PretrainRecipe, progress=None, after_s
         if after_step is not None:
             after_step(step, policy)
     policy.eval()
-    return policy, greedy_accuracy(policy, task, torch.device("cpu"))
+    return policy, eval_accuracy(policy, task)
 
 
 def write_reference(name: str, progress=None) -> tuple[Path, float]:

@@ -1,4 +1,5 @@
-"""Toy arithmetic: the vocabulary, problems, held-out eval sets and reward functions.
+"""Toy arithmetic: tasks, problems, held-out eval sets and reward functions (the vocabulary is the
+model's, core/model.py).
 
 A problem is ``a op b =`` with operands zero-padded to the task's digit count, so every prompt
 of a task has the same length (``"07+35="``). The answer is the plain decimal result
@@ -11,51 +12,84 @@ A task is written ``"{digits}d{ops}"``: ``"2d+"`` is 2-digit addition (the defau
 
 from __future__ import annotations
 
+import functools
 import json
-from collections.abc import Iterable
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
 import torch
 
-from . import paths
-from .config import REWARD_KINDS, TrainConfig
+from .checks import paths
+from .checks.files import read_strict_json, write_atomically
+from .core.config import TrainConfig
+from .core.loop import greedy_accuracy
+from .core.model import TinyTransformer, decode, encode
 from .errors import ConfigError
-from .files import read_strict_json, write_atomically
 
-# the task grammar moved to task_spec.py; still importable from here
-from .task_spec import MAX_DIGITS as MAX_DIGITS
-from .task_spec import OPERATIONS as OPERATIONS
-from .task_spec import Task
-
-PAD, EOS = "<pad>", "<eos>"
-VOCAB: list[str] = [PAD, EOS, *"0123456789", "+", "-", "*", "="]
-TOKEN_ID: dict[str, int] = {token: index for index, token in enumerate(VOCAB)}
-PAD_ID, EOS_ID = TOKEN_ID[PAD], TOKEN_ID[EOS]
+REWARD_KINDS = ("exact", "partial")  # score_answers' reward functions
 EVAL_SET_SIZE = 300
 DATA_DIR = paths.DATA_DIR  # read at call time (tests point it elsewhere)
+
+OPERATIONS = "+-*"
+MAX_DIGITS = 5  # 5-digit addition is the long-answer regime's task (6-7 answer tokens); a policy must also read the task (checks.checkpoints.context_problem)
+
+
+@dataclass(frozen=True)
+class Task:
+    """Which problems to pose: operands of ``digits`` digits, combined with one of ``ops``."""
+
+    digits: int = 2
+    ops: str = "+"
+
+    def __post_init__(self) -> None:
+        # checked here, not only in parse: 10**digits problems per operand, so a huge digits would hang num_problems
+        if isinstance(self.digits, bool) or not isinstance(self.digits, int) or not 1 <= self.digits <= MAX_DIGITS:
+            raise ConfigError("digits", self.digits, f"must be an integer from 1 to {MAX_DIGITS}", f"{self.digits!r:.60}")
+        if not isinstance(self.ops, str) or not self.ops or not set(self.ops) <= set(OPERATIONS) or len(set(self.ops)) != len(self.ops):
+            raise ConfigError("ops", self.ops, f"must be one or more of {OPERATIONS!r}, each once", f"{self.ops!r:.60}")
+
+    @classmethod
+    def parse(cls, spec: str) -> Task:
+        """``"2d+"`` -> Task(digits=2, ops="+"); a bad spec raises one clear ConfigError (a ValueError)."""
+        match = re.fullmatch(r"([1-9])d([+\-*]+)", spec)
+        if match is None or not 1 <= int(match.group(1)) <= MAX_DIGITS:
+            raise ConfigError("task", spec, f"write '{{digits}}d{{ops}}' with digits 1 to {MAX_DIGITS} and ops from '+-*', e.g. '2d+' or '1d+-*'")
+        ops = "".join(op for op in OPERATIONS if op in match.group(2))
+        return cls(digits=int(match.group(1)), ops=ops)
+
+    @property
+    def name(self) -> str:
+        return f"{self.digits}d{self.ops}"
+
+    @property
+    def prompt_length(self) -> int:
+        return 2 * self.digits + 2
+
+    @property
+    def max_answer_length(self) -> int:
+        """Longest answer in tokens, EOS included: a product has 2*digits digits, a sign at most 1."""
+        longest = 2 * self.digits if "*" in self.ops else self.digits + 1
+        return longest + 1 + 1
+
+    def prompt(self, a: int, op: str, b: int) -> str:
+        return f"{a:0{self.digits}d}{op}{b:0{self.digits}d}="
+
+    def num_problems(self) -> int:
+        return (10**self.digits) ** 2 * len(self.ops)
+
+    def problem(self, index: int) -> tuple[int, str, int]:
+        """The index-th problem of the task's problem space, 0 <= index < num_problems()."""
+        high = 10**self.digits
+        a, rest = divmod(index, high * len(self.ops))
+        b, op_index = divmod(rest, len(self.ops))
+        return a, self.ops[op_index], b
+
 
 
 def solve(a: int, op: str, b: int) -> str:
     """The answer as a digit string: ``solve(7, '-', 9) == '-2'``."""
     return str({"+": a + b, "-": a - b, "*": a * b}[op])
-
-
-def encode(text: str) -> list[int]:
-    """Characters to token ids (prompts and answers contain only single-character tokens)."""
-    return [TOKEN_ID[char] for char in text]
-
-
-def decode(token_ids: Iterable[int] | torch.Tensor) -> str:
-    """Token ids to text, stopping at EOS and dropping padding."""
-    chars = []
-    for token_id in token_ids:
-        token_id = int(token_id)
-        if token_id == EOS_ID:
-            break
-        if token_id != PAD_ID:
-            chars.append(VOCAB[token_id])
-    return "".join(chars)
 
 
 def is_hard(a: int, op: str, b: int) -> bool:
@@ -171,6 +205,22 @@ def eval_batch(task: Task) -> ProblemBatch:
     return make_batch(task, eval_problems(task))
 
 
+def eval_accuracy(policy: TinyTransformer, task: Task) -> float:
+    """The run metric ``eval_accuracy``: the fraction of the task's fixed held-out problems the policy
+    answers exactly, decoding greedily."""
+    return greedy_accuracy(policy, eval_batch(task), task.max_answer_length)
+
+
+PROBLEM = re.compile(r"(\d+)([+\-*])(\d+)=")
+
+
+@functools.lru_cache(maxsize=65536)
+def problem_of_prompt(prompt: tuple[int, ...]) -> tuple[str, bool]:
+    """A prompt's token ids -> (the right answer, whether the problem is hard, ``is_hard``)."""
+    a, op, b = PROBLEM.fullmatch(decode(prompt)).groups()
+    return solve(int(a), op, int(b)), is_hard(int(a), op, int(b))
+
+
 def score_answers(responses: list[str], answers: list[str], kind: str = "exact") -> torch.Tensor:
     """Task reward for each response, in [0, 1]. Returns [N] float.
 
@@ -215,6 +265,13 @@ class RewardModel:
         """The reward model a TrainConfig describes (reward, reward_offset, reward_scale, reward_noise,
         hard_reward_scale), its noise seeded by ``seed``."""
         return cls(config.reward, config.reward_offset, config.reward_scale, config.reward_noise, seed, config.hard_reward_scale)
+
+    def score(self, prompts: torch.Tensor, answers: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """The training loop's view of the reward model: prompts [N, Lp] and answer tokens [N, La] ->
+        (rewards [N], correct [N]), each prompt's right answer and difficulty read from its tokens."""
+        problems = [problem_of_prompt(tuple(prompt)) for prompt in prompts.tolist()]
+        responses = [decode(row) for row in answers.cpu().tolist()]
+        return self(responses, [answer for answer, _ in problems], torch.tensor([hard for _, hard in problems], dtype=torch.bool))
 
     def __call__(self, responses: list[str], answers: list[str], hard: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor]:
         """Returns (rewards [N] as the learner sees them, correct [N] exact-match 0/1). ``hard`` [N]

@@ -37,17 +37,20 @@ import torch
 
 matplotlib.use("Agg")
 
+import grpo_lab.checks.checkpoints as policy_module  # noqa: E402
 import grpo_lab.cli as cli  # noqa: E402
 import grpo_lab.course.drill as drill  # noqa: E402
 import grpo_lab.course.drill_answers as drill_answers  # noqa: E402
 import grpo_lab.course.text_files as text_files  # noqa: E402
-import grpo_lab.policy as policy_module  # noqa: E402
 from grpo_lab import TrainConfig, TrainResult, compute_advantages  # noqa: E402
+from grpo_lab.checks.checkpoints import load_policy, reference_path, save_policy, shipped_checksums  # noqa: E402
+from grpo_lab.checks.config_rules import validate_config
+from grpo_lab.checks.devices import resolve_device  # noqa: E402
+from grpo_lab.checks.files import check_destination, name_max, write_atomically  # noqa: E402
+from grpo_lab.core.model import TinyTransformer  # noqa: E402
 from grpo_lab.course import exercises  # noqa: E402
 from grpo_lab.experiments import EXPERIMENTS, experiment_figure, load_result  # noqa: E402
 from grpo_lab.experiments.claims import CLAIMS, evaluate_claim  # noqa: E402
-from grpo_lab.files import check_destination, name_max, write_atomically  # noqa: E402
-from grpo_lab.policy import TinyTransformer, load_policy, reference_path, resolve_device, save_policy, shipped_checksums  # noqa: E402
 from grpo_lab.task import Task, read_eval_set  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -128,7 +131,7 @@ def fuzz_config() -> None:
         for value in ODD_VALUES:
             attempt(
                 "TrainConfig",
-                lambda name=config_field.name, value=value: TrainConfig(**{name: value}).validate().to_dict(),
+                lambda name=config_field.name, value=value: validate_config(TrainConfig(**{name: value})).to_dict(),
                 f"{config_field.name}={value!r}",
             )
 

@@ -13,13 +13,10 @@ import dataclasses
 import time
 from datetime import UTC, datetime
 
-import torch
-
-from grpo_lab import paths
-from grpo_lab.evaluation import greedy_accuracy
-from grpo_lab.files import json_text, write_atomically
+from grpo_lab.checks import paths
+from grpo_lab.checks.files import json_text, write_atomically
 from grpo_lab.pretrain import LONG_CHECKPOINT_EVERY, LONG_SCAN_STEPS, RECIPES, first_checkpoint_reaching, pretrain
-from grpo_lab.task import Task
+from grpo_lab.task import Task, eval_accuracy
 
 SCAN_PATH = paths.RESULTS_DIR / "regimes" / "long-reference-scan.json"
 
@@ -31,7 +28,7 @@ def main() -> None:
 
     def evaluate(step: int, policy) -> None:
         if step % LONG_CHECKPOINT_EVERY == 0:
-            checkpoints.append({"step": step, "eval_accuracy": greedy_accuracy(policy, task, torch.device("cpu"))})
+            checkpoints.append({"step": step, "eval_accuracy": eval_accuracy(policy, task)})
             print(f"step {step}: greedy accuracy {checkpoints[-1]['eval_accuracy']:.3f}", flush=True)
 
     started = time.perf_counter()

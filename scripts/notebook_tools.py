@@ -25,7 +25,7 @@ from pathlib import Path
 import nbformat
 from nbclient import NotebookClient
 
-from grpo_lab.files import json_text, write_atomically
+from grpo_lab.checks.files import json_text, write_atomically
 
 ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOKS_DIR = ROOT / "notebooks"

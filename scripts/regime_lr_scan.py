@@ -14,10 +14,10 @@ import multiprocessing
 import time
 from datetime import UTC, datetime
 
-from grpo_lab import paths
+from grpo_lab.checks import paths
+from grpo_lab.checks.files import json_text, write_atomically
 from grpo_lab.experiments.catalog import LR_SCAN, LR_SCAN_SEEDS, LR_SCAN_STEPS, TARGET_ACCURACY, best_lr, large_step_lr
 from grpo_lab.experiments.runner import _run_job, _worker_init, rounded
-from grpo_lab.files import json_text, write_atomically
 
 SCAN_PATH = paths.RESULTS_DIR / "regimes" / "lr-scan.json"
 KEPT_METRICS = ("initial_eval_accuracy", "late_eval_accuracy", "final_eval_accuracy", "eval_max_drawdown", "failed", "wall_time_s")

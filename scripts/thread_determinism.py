@@ -5,7 +5,8 @@ python scripts/thread_determinism.py
 
 import torch
 
-from grpo_lab.trainer import TrainConfig, train
+from grpo_lab.core.config import TrainConfig
+from grpo_lab.trainer import train
 
 out = {}
 for threads in (1, 2):

@@ -4,7 +4,7 @@ import pytest
 import torch
 
 from grpo_lab import compute_advantages
-from grpo_lab.advantages import EMABaseline
+from grpo_lab.core.advantages import EMABaseline
 
 REWARDS = torch.tensor([[1.0, 0.0, 0.0, 1.0], [0.2, 0.4, 0.6, 0.8], [3.0, 3.0, 3.0, 3.0]])
 

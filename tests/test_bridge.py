@@ -21,9 +21,9 @@ import pytest
 import torch
 
 from grpo_lab import TrainConfig, compute_advantages, load_reference_policy
-from grpo_lab.policy import sample, token_logprobs
-from grpo_lab.task import ProblemSampler, RewardModel, Task, decode, encode, eval_batch
-from grpo_lab.trainer import aggregate, greedy_accuracy, policy_loss_terms
+from grpo_lab.core.losses import aggregate, policy_loss_terms
+from grpo_lab.core.model import decode, encode, sample, token_logprobs
+from grpo_lab.task import ProblemSampler, RewardModel, Task, eval_accuracy, eval_batch
 
 TASK = Task.parse("2d+")
 
@@ -176,7 +176,7 @@ def test_gpt2_copy_has_our_size_and_our_log_probs(bridge, reference):
     assert torch.allclose(ours, theirs, atol=1e-4), float((ours - theirs).abs().max())
     back = bridge.tiny_from_gpt2(model)
     assert torch.allclose(token_logprobs(back, prompts, answers), ours, atol=1e-4)
-    assert greedy_accuracy(back, TASK, torch.device("cpu")) == greedy_accuracy(reference, TASK, torch.device("cpu"))
+    assert eval_accuracy(back, TASK) == eval_accuracy(reference, TASK)
 
 
 # --- advantages through TRL's own code path -----------------------------------------------------
@@ -341,7 +341,7 @@ def test_trl_smoke_run_from_our_reference(bridge, reference, tmp_path):
         assert 0 <= record["reward"] <= 1 and 0 <= record["frac_reward_zero_std"] <= 1 and record["reward_std"] >= 0
         assert record["kl"] >= 0 and record["clip_ratio"] == 0  # one pass per batch: the ratio is exactly 1
     assert history[1]["kl"] > 0  # after one update the policy has left the reference
-    assert accuracy.records[0]["eval_accuracy"] == greedy_accuracy(reference, TASK, torch.device("cpu"))
+    assert accuracy.records[0]["eval_accuracy"] == eval_accuracy(reference, TASK)
     assert [record["step"] for record in accuracy.records] == [0, 2]
     merged = bridge.trl_history(trainer, accuracy)  # held-out accuracy joins TRL's log, step 0 as a record of its own
     assert [(record["step"], record.get("eval_accuracy")) for record in merged] == [

@@ -95,7 +95,7 @@ def test_help_shows_every_knobs_help_line(monkeypatch):
     from dataclasses import fields
 
     from grpo_lab.cli import build_parser
-    from grpo_lab.trainer import TrainConfig
+    from grpo_lab.core.config import TrainConfig
 
     monkeypatch.setenv("COLUMNS", "400")  # argparse wraps at the terminal's width (and may break at a hyphen)
     train_parser = build_parser()._subparsers._group_actions[0].choices["train"]

@@ -5,9 +5,11 @@ import pytest
 import torch
 
 from grpo_lab import TrainConfig, train
-from grpo_lab.critic import ValueModel, answer_values, explained_variance, gae, update_critic, value_loss, whiten
-from grpo_lab.policy import load_reference_policy, sample
-from grpo_lab.task import ProblemSampler, RewardModel, Task, decode
+from grpo_lab.checks.checkpoints import load_reference_policy
+from grpo_lab.checks.config_rules import validate_config
+from grpo_lab.core.critic import ValueModel, answer_values, explained_variance, gae, update_critic, value_loss, whiten
+from grpo_lab.core.model import decode, sample
+from grpo_lab.task import ProblemSampler, RewardModel, Task
 
 # two responses: the first 3 answer tokens long, the second 2 (its third column is padding)
 MASK = torch.tensor([[1.0, 1.0, 1.0], [1.0, 1.0, 0.0]])
@@ -135,7 +137,7 @@ def test_a_ppo_run_logs_the_critic_and_is_deterministic():
 )
 def test_critic_knobs_are_validated(overrides, message):
     with pytest.raises(ValueError, match=message.replace("(", r"\(").replace(")", r"\)")):
-        TrainConfig(**overrides).validate()
+        validate_config(TrainConfig(**overrides))
 
 
 @pytest.mark.learning

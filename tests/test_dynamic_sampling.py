@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 from grpo_lab import TrainConfig, train
+from grpo_lab.checks.config_rules import validate_config
 
 SHORT = dict(reference="weak", prompts_per_step=8, group_size=4, steps=3, eval_every=0, probe_every=0, seed=0)
 
@@ -43,4 +44,4 @@ def test_without_dynamic_sampling_a_step_samples_one_batch():
 )
 def test_bad_dynamic_sampling_settings_are_one_clear_error(changes):
     with pytest.raises(ValueError, match=r"dynamic_sampling_batches=.* is not valid: must be an integer from 0 \(off\) to 64"):
-        TrainConfig(**changes).validate()
+        validate_config(TrainConfig(**changes))

@@ -22,7 +22,8 @@ import traitlets.config
 
 import grpo_lab.lab.dashboard as dashboard_module
 from grpo_lab import GRPOLab, TrainConfig, train
-from grpo_lab.lab import build_controls, config_from_controls, explain_run, lab_measure_every, run_label, torch_threads
+from grpo_lab.checks.threads import torch_threads
+from grpo_lab.lab import build_controls, config_from_controls, explain_run, lab_measure_every, run_label
 from grpo_lab.lab.classroom import query_for_config, settings_from_query
 from grpo_lab.live_figure import LiveRunFigure, RunCurves
 

@@ -1,8 +1,10 @@
-"""The package's import graph: TrainConfig sits on the bottom floor (config.py), and the library's
-top-level modules import each other without circles (TYPE_CHECKING and in-function imports count:
-a circle hidden from the interpreter is still one for the reader)."""
+"""The package's import graph: the algorithm (grpo_lab/core/) imports nothing of the package outside
+itself and nothing but the standard library and torch, and no module of the package sits on an
+import circle (TYPE_CHECKING and in-function imports count: a circle hidden from the interpreter is
+still one for the reader)."""
 
 import ast
+import sys
 from pathlib import Path
 
 import pytest
@@ -10,35 +12,36 @@ import pytest
 PACKAGE = Path(__file__).resolve().parent.parent / "grpo_lab"
 
 
-def imported_modules(path: Path) -> set[str]:
-    """The grpo_lab modules ``path`` imports anywhere in its text, as dotted names ('grpo_lab.task')."""
-    package = ".".join(("grpo_lab", *path.relative_to(PACKAGE).parent.parts))
+def module_name(path: Path) -> str:
+    parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def imports_of(path: Path) -> set[str]:
+    """Every module ``path`` imports anywhere in its text, as dotted absolute names ('grpo_lab.task',
+    'torch.nn'); a name imported from a package counts as its module when it is one."""
+    package = module_name(path) if path.name == "__init__.py" else module_name(path).rpartition(".")[0]
     found = set()
     for node in ast.walk(ast.parse(path.read_text())):
         if isinstance(node, ast.Import):
-            found |= {alias.name for alias in node.names if alias.name.startswith("grpo_lab")}
+            found |= {alias.name for alias in node.names}
         elif isinstance(node, ast.ImportFrom):
             if node.level:
                 base = package.rsplit(".", node.level - 1)[0] if node.level > 1 else package
                 module = f"{base}.{node.module}" if node.module else base
             else:
                 module = node.module or ""
-            if not module.startswith("grpo_lab"):
-                continue
             found.add(module)
-            found |= {
-                f"{module}.{alias.name}"
-                for alias in node.names
-                if (PACKAGE.parent / f"{module}.{alias.name}".replace(".", "/")).with_suffix(".py").is_file()
-            }
+            found |= {f"{module}.{alias.name}" for alias in node.names if (PACKAGE.parent / f"{module}.{alias.name}".replace(".", "/")).with_suffix(".py").is_file()}
     return found
 
 
-def top_level_graph() -> dict[str, set[str]]:
-    """{module: the top-level modules it imports} for grpo_lab/*.py (the package __init__ left out:
-    it only re-exports)."""
-    names = {f"grpo_lab.{path.stem}" for path in PACKAGE.glob("*.py") if path.stem != "__init__"}
-    return {f"grpo_lab.{path.stem}": imported_modules(path) & names for path in PACKAGE.glob("*.py") if path.stem != "__init__"}
+def package_graph() -> dict[str, set[str]]:
+    """{module: the package's modules it imports} for every module of grpo_lab (package __init__s
+    left out: they only gather names)."""
+    paths = [path for path in PACKAGE.rglob("*.py") if path.name != "__init__.py" and "voila_page" not in path.parts]
+    names = {module_name(path) for path in paths}
+    return {module_name(path): {name for name in imports_of(path) if name in names} for path in paths}
 
 
 def reachable(graph: dict[str, set[str]], start: str) -> set[str]:
@@ -51,34 +54,35 @@ def reachable(graph: dict[str, set[str]], start: str) -> set[str]:
     return seen
 
 
-def test_the_config_is_on_the_bottom_floor():
-    below_config = reachable(top_level_graph(), "grpo_lab.config")
-    assert not below_config & {"grpo_lab.trainer", "grpo_lab.task", "grpo_lab.losses", "grpo_lab.critic", "grpo_lab.policy"}, below_config
+CORE_FILES = sorted((PACKAGE / "core").glob("*.py"))
 
 
-def test_the_library_modules_import_each_other_without_circles():
-    graph = top_level_graph()
+@pytest.mark.parametrize("path", CORE_FILES, ids=lambda path: path.name)
+def test_the_algorithm_imports_nothing_outside_core_but_torch_and_the_standard_library(path):
+    allowed_roots = {"torch", *sys.stdlib_module_names}
+    outside = sorted(
+        name for name in imports_of(path) if not name.startswith("grpo_lab.core") and name.split(".")[0] not in allowed_roots and name != "__future__"
+    )
+    assert not outside, f"{path.name} imports {outside}"
+
+
+def test_the_layout_check_sees_a_forbidden_import(tmp_path):
+    planted = tmp_path / "planted.py"
+    planted.write_text("from grpo_lab.checks.files import write_atomically\nimport numpy\n")
+    assert {"grpo_lab.checks.files", "numpy"} <= imports_of(planted)
+
+
+def test_the_package_modules_import_each_other_without_circles():
+    graph = package_graph()
     circles = sorted(module for module in graph if module in reachable(graph, module))
     assert not circles, f"modules on an import circle: {circles}"
 
 
-@pytest.mark.parametrize("module", ["task", "losses", "critic"])
-def test_the_modules_the_trainer_uses_take_the_config_from_config_py(module):
-    assert "TYPE_CHECKING" not in (PACKAGE / f"{module}.py").read_text()
-    assert "grpo_lab.config" in imported_modules(PACKAGE / f"{module}.py")
+def test_the_public_contract_imports_as_documented():
+    from grpo_lab import GRPOLab, TrainConfig, TrainResult, compute_advantages, load_reference_policy, train
+    from grpo_lab.errors import ConfigError
+    from grpo_lab.live_figure import LiveRunFigure
 
-
-def test_the_moved_names_are_still_importable_where_they_were():
-    from grpo_lab import TrainConfig as public
-    from grpo_lab.config import TrainConfig
-    from grpo_lab.losses import LOSS_AGGREGATIONS
-    from grpo_lab.policy import REFERENCE_NAMES, available_devices, resolve_device
-    from grpo_lab.task import MAX_DIGITS, OPERATIONS, REWARD_KINDS, Task
-    from grpo_lab.trainer import TrainConfig as from_trainer
-    from grpo_lab.trainer import memory_problem, probe_chunks
-
-    assert public is TrainConfig is from_trainer
-    assert Task.parse("2d+").digits == 2 and MAX_DIGITS == 5 and OPERATIONS == "+-*"
-    assert "seq_mean" in LOSS_AGGREGATIONS and "exact" in REWARD_KINDS and "default" in REFERENCE_NAMES
-    assert resolve_device("cpu").type == "cpu" and "cpu" in available_devices()
-    assert memory_problem(TrainConfig()) is None and probe_chunks(16) == 4
+    assert callable(train) and TrainConfig().group_size == 8 and TrainResult.__name__ == "TrainResult"
+    assert all(callable(item) for item in (GRPOLab, compute_advantages, load_reference_policy, LiveRunFigure))
+    assert issubclass(ConfigError, ValueError)

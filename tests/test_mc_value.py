@@ -3,9 +3,9 @@ and deduplicated states (one estimate per distinct prompt and prefix)."""
 
 import torch
 
-from grpo_lab.mc_value import mc_prefix_values, problem_of_prompt
-from grpo_lab.policy import TinyTransformer, answer_mask
-from grpo_lab.task import EOS_ID, PAD_ID, RewardModel, Task, encode
+from grpo_lab.core.mc_value import mc_prefix_values
+from grpo_lab.core.model import EOS_ID, PAD_ID, TinyTransformer, answer_mask, encode
+from grpo_lab.task import RewardModel, Task, problem_of_prompt
 
 
 def always_ends_policy() -> TinyTransformer:

@@ -121,7 +121,7 @@ def test_a_wheel_installed_without_the_checkout_trains_from_another_directory(tm
     # the installed copy only: PYTHONPATH is the install folder (torch and numpy come from this interpreter's site-packages)
     env = {**os.environ, "PYTHONPATH": str(site)}
     where = subprocess.run(
-        [sys.executable, "-c", "import grpo_lab, grpo_lab.paths as p; print(grpo_lab.__file__); print(p.DATA_DIR)"],
+        [sys.executable, "-c", "import grpo_lab, grpo_lab.checks.paths as p; print(grpo_lab.__file__); print(p.DATA_DIR)"],
         capture_output=True,
         text=True,
         timeout=120,

@@ -8,24 +8,26 @@ import math
 import pytest
 import torch
 
-import grpo_lab.trainer as trainer
+import grpo_lab.core.loop as trainer
 from grpo_lab import TrainConfig, train
-from grpo_lab.policy import token_logprobs
-from grpo_lab.task import ProblemSampler
-from grpo_lab.trainer import minibatch_rows, start_run, train_step
+from grpo_lab.checks.config_rules import validate_config
+from grpo_lab.core.loop import minibatch_rows, train_step
+from grpo_lab.core.model import token_logprobs
+from grpo_lab.task import ProblemSampler, Task
+from grpo_lab.trainer import start_run
 
 SHORT = dict(steps=1, eval_every=0, probe_every=0, prompts_per_step=8, group_size=4)
 
 
 def one_step(monkeypatch, **overrides) -> tuple[dict, list[str]]:
     """Run one training step, recording every zero_grad and step of the policy's optimiser in order."""
-    config = TrainConfig(**{**SHORT, **overrides}).validate()
+    config = validate_config(TrainConfig(**{**SHORT, **overrides}))
     state, _ = start_run(config)
     calls: list[str] = []
     zero_grad, step = state.optimizer.zero_grad, state.optimizer.step
     monkeypatch.setattr(state.optimizer, "zero_grad", lambda *a, **k: (calls.append("zero_grad"), zero_grad(*a, **k))[1])
     monkeypatch.setattr(state.optimizer, "step", lambda *a, **k: (calls.append("step"), step(*a, **k))[1])
-    record, _ = train_step(config, state, ProblemSampler(state.task, config.seed), 1)
+    record, _ = train_step(config, state, ProblemSampler(Task.parse(config.task), config.seed), 1)
     return record, calls
 
 
@@ -103,7 +105,7 @@ def test_value_baselines_log_their_held_out_explained_variance(baseline):
 )
 def test_reuse_knobs_are_refused_in_one_line(overrides, message):
     with pytest.raises(ValueError) as error:
-        TrainConfig(**overrides).validate()
+        validate_config(TrainConfig(**overrides))
     assert str(error.value).startswith(message) and "\n" not in str(error.value)
 
 

@@ -39,7 +39,7 @@ def test_the_regime_constants_are_what_the_rule_gives_on_the_recorded_scan():
 def test_the_long_answer_start_is_what_its_rule_gives_on_the_recorded_pretraining_scan():
     from dataclasses import asdict
 
-    from grpo_lab.policy import load_reference_policy
+    from grpo_lab.checks.checkpoints import load_reference_policy
     from grpo_lab.pretrain import LONG_STEPS, LONG_TASK, RECIPES, first_checkpoint_reaching
 
     scan = json.loads((RESULTS_DIR / "regimes" / "long-reference-scan.json").read_text())
@@ -53,7 +53,8 @@ def test_the_long_answer_start_is_what_its_rule_gives_on_the_recorded_pretrainin
 
 
 def test_a_policy_too_short_for_a_task_is_one_clear_error_and_long_pt_reads_it():
-    from grpo_lab.trainer import TrainConfig, train
+    from grpo_lab.core.config import TrainConfig
+    from grpo_lab.trainer import train
 
     with pytest.raises(ValueError, match=r"task='5d\+' is not valid: with reference 'default', it needs 19 positions .* max_len=16"):
         train(TrainConfig(task="5d+", steps=1, eval_every=0, probe_every=0))
@@ -110,8 +111,8 @@ def test_sweep_all_measures_what_two_regimes_share_once(monkeypatch):
 
 
 def test_a_fixed_policy_unit_measures_the_regimes_reference():
+    from grpo_lab.checks.checkpoints import load_reference_policy
     from grpo_lab.experiments.measures import cell_policy
-    from grpo_lab.policy import load_reference_policy
 
     config = in_regime({"kind": "variance", "policy": "reference", "half_trained_steps": 1}, "sparse")
     sparse, default = load_reference_policy("sparse"), load_reference_policy("default")
@@ -252,10 +253,10 @@ def test_sweep_in_a_regime_writes_its_own_folder_and_claims_md_gets_its_column(t
 
 
 def test_each_reference_is_listed_with_the_task_it_learned_and_the_lab_offers_only_its_tasks_references():
+    from grpo_lab.checks.checkpoints import load_reference_policy
+    from grpo_lab.checks.paths import REFERENCE_NAMES, REFERENCE_TASKS
+    from grpo_lab.core.config import TrainConfig
     from grpo_lab.lab.controls import build_controls
-    from grpo_lab.paths import REFERENCE_NAMES, REFERENCE_TASKS
-    from grpo_lab.policy import load_reference_policy
-    from grpo_lab.trainer import TrainConfig
 
     for name in REFERENCE_NAMES:
         assert load_reference_policy(name).metadata.get("task", "2d+") == REFERENCE_TASKS[name], name
@@ -271,7 +272,7 @@ def test_the_labs_regime_presets_are_the_regimes():
 
 
 def test_the_readme_verdict_table_says_what_the_cached_results_give():
-    """README's table of verdicts per regime is written by hand; each row names its claim, and every
+    """docs/experiments.md's table of verdicts per regime is written by hand; each row names its claim, and every
     verdict in it is the one claims.md gives from the cached results, with its '(near the line)' mark
     (regenerate, then update it)."""
     import re
@@ -280,7 +281,7 @@ def test_the_readme_verdict_table_says_what_the_cached_results_give():
     from grpo_lab.experiments.claims import CLAIMS
     from grpo_lab.experiments.claims_report import regime_finding, verdict_cell
 
-    readme = (RESULTS_DIR.parents[1] / "README.md").read_text()
+    readme = (RESULTS_DIR.parents[1] / "docs" / "experiments.md").read_text()
     rows = [line for line in readme.splitlines() if re.match(r"\| \[[\w-]+\] ", line)]
     by_key, by_regime = {claim.key: claim for claim in CLAIMS}, regime_results()
     header = next(line for line in readme.splitlines() if line.startswith("| the card says |"))

@@ -25,31 +25,25 @@ import numpy as np
 import pytest
 import torch
 
+import grpo_lab.checks.checkpoints as policy_module
+import grpo_lab.checks.config_rules as config_module
 import grpo_lab.cli as cli
-import grpo_lab.config as config_module
-import grpo_lab.losses as losses_module
-import grpo_lab.policy as policy_module
-import grpo_lab.trainer as trainer_module
+import grpo_lab.core.loop as trainer_module
+import grpo_lab.core.losses as losses_module
 from grpo_lab import TrainConfig, TrainResult, compute_advantages, train
-from grpo_lab.advantages import EMABaseline
+from grpo_lab.checks.checkpoints import load_policy, record_checksum, reference_path, save_policy
+from grpo_lab.checks.config_rules import validate_config
+from grpo_lab.checks.devices import available_devices, resolve_device
+from grpo_lab.checks.files import check_destination, finite_json, json_text, write_atomically
+from grpo_lab.checks.memory import BASE_BYTES, step_bytes
+from grpo_lab.checks.paths import REFERENCE_NAMES
 from grpo_lab.cli import main
+from grpo_lab.core.advantages import EMABaseline
+from grpo_lab.core.losses import aggregate, policy_loss_terms
+from grpo_lab.core.model import PolicyConfig, TinyTransformer
 from grpo_lab.experiments import UnreadableResultError, load_result, write_result
 from grpo_lab.experiments.claims_report import available_results
-from grpo_lab.files import check_destination, finite_json, json_text, write_atomically
-from grpo_lab.memory import BASE_BYTES, step_bytes
-from grpo_lab.paths import REFERENCE_NAMES
-from grpo_lab.policy import (
-    PolicyConfig,
-    TinyTransformer,
-    available_devices,
-    load_policy,
-    record_checksum,
-    reference_path,
-    resolve_device,
-    save_policy,
-)
 from grpo_lab.task import Task
-from grpo_lab.trainer import aggregate, policy_loss_terms
 
 ROOT = Path(__file__).resolve().parent.parent
 NAN, INF = float("nan"), float("inf")
@@ -111,7 +105,7 @@ def test_the_table_covers_every_knob():
 @pytest.mark.parametrize("name, value", bad_cases(), ids=lambda v: repr(v)[:20])
 def test_every_bad_value_is_one_value_error_naming_the_knob(name, value):
     with pytest.raises(ValueError) as error:
-        TrainConfig(**{name: value}).validate()
+        validate_config(TrainConfig(**{name: value}))
     message = str(error.value)
     assert message.startswith(f"{name}="), message
     assert "is not valid" in message and "\n" not in message and len(message) < 400
@@ -122,7 +116,7 @@ def test_fuzzing_every_knob_gives_a_valid_config_or_a_value_error():
     for config_field in fields(TrainConfig):
         for value in FUZZ_VALUES:
             try:
-                TrainConfig(**{config_field.name: value}).validate()
+                validate_config(TrainConfig(**{config_field.name: value}))
                 outcomes["valid"] += 1
             except ValueError as error:
                 assert str(error).startswith(f"{config_field.name}=") and "\n" not in str(error), str(error)
@@ -131,9 +125,9 @@ def test_fuzzing_every_knob_gives_a_valid_config_or_a_value_error():
 
 
 def test_numpy_scalars_and_paths_are_accepted_as_plain_values():
-    config = TrainConfig(
+    config = validate_config(TrainConfig(
         group_size=np.int64(4), lr=np.float32(1e-3), skip_zero_std_groups=np.bool_(True), seed=np.int32(3), reference=reference_path("weak")
-    ).validate()
+    ))
     assert type(config.group_size) is int and type(config.lr) is float and config.skip_zero_std_groups is True
     assert config.reference == str(reference_path("weak"))
     json.dumps(config.to_dict())  # no numpy type left to break the JSON
@@ -243,7 +237,7 @@ def test_check_destination_makes_missing_folders_and_refuses_folders(tmp_path):
 
 
 def test_cli_pins_torch_threads_as_the_lab_does(monkeypatch, tmp_path):
-    from grpo_lab.lab import default_training_threads
+    from grpo_lab.checks.threads import default_training_threads
 
     seen = {}
 
@@ -279,7 +273,8 @@ def test_a_failed_write_leaves_the_old_file_and_no_temporary(tmp_path):
 def test_kill_9_during_save_policy_leaves_a_readable_checkpoint(tmp_path):
     path = tmp_path / "policy.pt"
     script = textwrap.dedent(f"""
-        from grpo_lab.policy import TinyTransformer, save_policy
+        from grpo_lab.checks.checkpoints import save_policy
+        from grpo_lab.core.model import TinyTransformer
         policy = TinyTransformer()
         while True:
             save_policy(policy, {str(path)!r})
@@ -550,15 +545,15 @@ def test_a_batch_that_does_not_fit_is_refused_with_the_way_out(monkeypatch, caps
     monkeypatch.setattr(config_module, "available_bytes", lambda device: 16 * 2**30)
     big = dict(prompts_per_step=1024, group_size=256)
     with pytest.raises(ValueError, match=r"^micro_batch_size=0 is not valid: 1024 prompts x 256 responses") as error:
-        TrainConfig(**big).validate()
+        validate_config(TrainConfig(**big))
     fits = int(re.search(r"--micro-batch-size (\d+)", str(error.value)).group(1))
-    TrainConfig(**big, micro_batch_size=fits).validate()
+    validate_config(TrainConfig(**big, micro_batch_size=fits))
     assert main(["train", "--prompts-per-step", "1024", "--group-size", "256"]) == 2
     assert "error: --micro-batch-size=0 is not valid" in capsys.readouterr().err
     monkeypatch.setattr(config_module, "available_bytes", lambda device: 2 * 2**30)
     with pytest.raises(ValueError, match=r"^prompts_per_step=1024 is not valid: .* even micro-batches of 1"):
-        TrainConfig(**big, micro_batch_size=1).validate()
-    TrainConfig().validate()  # the default run fits in 2 GB
+        validate_config(TrainConfig(**big, micro_batch_size=1))
+    validate_config(TrainConfig())  # the default run fits in 2 GB
 
 
 # --- silent mutations: hand-computed values -------------------------------------------------------------------

@@ -21,17 +21,18 @@ from pathlib import Path
 import pytest
 import torch
 
+import grpo_lab.checks.checkpoints as policy_module
 import grpo_lab.cli as cli
 import grpo_lab.course.drill_answers as drill_answers
 import grpo_lab.course.text_files as text_files
-import grpo_lab.policy as policy_module
 import grpo_lab.task as task_module
 from grpo_lab import TrainResult
+from grpo_lab.checks.checkpoints import load_policy, reference_path, save_policy, shipped_checksums
+from grpo_lab.checks.files import check_destination, name_max, remove_stale_temporaries, save_with_fallback, write_atomically
 from grpo_lab.cli import main
+from grpo_lab.core.model import TinyTransformer
 from grpo_lab.errors import ConfigError
 from grpo_lab.experiments import UnreadableResultError, load_result
-from grpo_lab.files import check_destination, name_max, remove_stale_temporaries, save_with_fallback, write_atomically
-from grpo_lab.policy import TinyTransformer, load_policy, reference_path, save_policy, shipped_checksums
 from grpo_lab.task import Task
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -321,7 +322,7 @@ def test_temporaries_of_killed_writers_are_removed_by_the_next_write(tmp_path):
 def test_a_writer_killed_mid_write_leaves_a_temporary_that_the_next_save_removes(tmp_path):
     path = tmp_path / "policy.pt"
     script = (
-        "import time\nfrom grpo_lab.files import write_atomically\n"
+        "import time\nfrom grpo_lab.checks.files import write_atomically\n"
         f"write_atomically({str(path)!r}, lambda file: (file.write(b'half'), file.flush(), time.sleep(600)))"
     )
     process = subprocess.Popen([sys.executable, "-c", script], env={**os.environ, "PYTHONPATH": str(ROOT)})

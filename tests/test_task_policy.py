@@ -6,31 +6,11 @@ from dataclasses import replace
 import pytest
 import torch
 
-from grpo_lab.policy import (
-    PolicyConfig,
-    TinyTransformer,
-    answer_mask,
-    load_policy,
-    load_reference_policy,
-    pack_answers,
-    sample,
-    save_policy,
-    token_logprobs,
-)
-from grpo_lab.task import (
-    EOS_ID,
-    PAD_ID,
-    ProblemSampler,
-    RewardModel,
-    Task,
-    decode,
-    encode,
-    eval_path,
-    eval_problems,
-    score_answers,
-    solve,
-)
-from grpo_lab.trainer import TrainConfig, train
+from grpo_lab.checks.checkpoints import load_policy, load_reference_policy, save_policy
+from grpo_lab.core.config import TrainConfig
+from grpo_lab.core.model import EOS_ID, PAD_ID, PolicyConfig, TinyTransformer, answer_mask, decode, encode, pack_answers, sample, token_logprobs
+from grpo_lab.task import ProblemSampler, RewardModel, Task, eval_path, eval_problems, score_answers, solve
+from grpo_lab.trainer import train
 
 
 def test_task_spec_parsing():
@@ -258,11 +238,11 @@ def test_load_errors_are_one_clear_line(tmp_path):
 
 
 def test_reference_policies_have_documented_accuracy():
-    from grpo_lab.trainer import greedy_accuracy
+    from grpo_lab.task import eval_accuracy
 
     task = Task.parse("2d+")
-    default = greedy_accuracy(load_reference_policy("default"), task, torch.device("cpu"))
-    weak = greedy_accuracy(load_reference_policy("weak"), task, torch.device("cpu"))
+    default = eval_accuracy(load_reference_policy("default"), task)
+    weak = eval_accuracy(load_reference_policy("weak"), task)
     assert 0.40 <= default <= 0.75
     assert weak <= 0.15
 
@@ -291,7 +271,7 @@ def test_pretrain_rebuilds_a_reference_bit_for_bit_on_the_machine_running_it(tmp
     (pretrain pins its own threads). Bytes are not compared with the shipped file: on another CPU
     torch's kernels sum in another order and this chaotic run lands elsewhere (data/README.md)."""
 
-    from grpo_lab.policy import save_policy, sha256_of
+    from grpo_lab.checks.checkpoints import save_policy, sha256_of
     from grpo_lab.pretrain import PRETRAIN_THREADS, RECIPES, pretrain
 
     previous = torch.get_num_threads()
@@ -311,7 +291,7 @@ def test_pretrain_rebuilds_a_reference_bit_for_bit_on_the_machine_running_it(tmp
 
 
 def test_shipped_later_references_record_how_they_were_built():
-    from grpo_lab.policy import reference_path
+    from grpo_lab.checks.checkpoints import reference_path
     from grpo_lab.pretrain import PRETRAIN_THREADS, RECIPES
 
     for name in ("sparse", "long"):
@@ -321,7 +301,7 @@ def test_shipped_later_references_record_how_they_were_built():
 
 
 def test_plain_pretrain_leaves_the_references_every_cached_result_starts_from(monkeypatch, tmp_path):
-    import grpo_lab.policy as policy_module
+    import grpo_lab.checks.checkpoints as policy_module
     import grpo_lab.pretrain as pretrain_module
     import grpo_lab.task as task_module
     from grpo_lab.cli import main

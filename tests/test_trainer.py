@@ -8,11 +8,14 @@ import pytest
 import torch
 
 from grpo_lab import TrainConfig, train
+from grpo_lab.checks.checkpoints import load_reference_policy
+from grpo_lab.checks.config_rules import validate_config
+from grpo_lab.checks.devices import available_devices
+from grpo_lab.core.loop import Rollout, accumulate_gradients, rollout
+from grpo_lab.core.model import decode, sample
+from grpo_lab.core.probes import probe_chunks
 from grpo_lab.errors import ConfigError
-from grpo_lab.policy import available_devices, load_reference_policy, sample
-from grpo_lab.rollout import Rollout, rollout
 from grpo_lab.task import ProblemSampler, RewardModel, Task, eval_batch
-from grpo_lab.trainer import accumulate_gradients, probe_chunks
 
 SHORT = dict(steps=4, prompts_per_step=4, group_size=4, eval_every=2, probe_every=2)
 
@@ -45,7 +48,7 @@ def without_time(history):
 )
 def test_bad_config_gives_one_line_naming_the_knob(overrides, message):
     with pytest.raises(ValueError) as error:
-        TrainConfig(**overrides).validate()
+        validate_config(TrainConfig(**overrides))
     assert message in str(error.value)
     assert "\n" not in str(error.value)
 
@@ -63,7 +66,7 @@ def test_bad_config_gives_one_line_naming_the_knob(overrides, message):
 )
 def test_a_config_error_carries_the_knob_the_value_and_the_allowed_range(overrides, knob, value, allowed):
     with pytest.raises(ConfigError) as caught:
-        TrainConfig(**overrides).validate()
+        validate_config(TrainConfig(**overrides))
     error = caught.value
     assert isinstance(error, ValueError)  # `except ValueError` still catches it
     assert (error.knob, error.value, error.allowed) == (knob, value, allowed)
@@ -75,29 +78,25 @@ def test_a_config_error_carries_the_knob_the_value_and_the_allowed_range(overrid
 def test_a_config_error_shortens_a_long_value_in_its_line_but_keeps_it_whole():
     long_name = "exact" * 20
     with pytest.raises(ConfigError) as caught:
-        TrainConfig(reward=long_name).validate()
+        validate_config(TrainConfig(reward=long_name))
     assert caught.value.value == long_name and len(caught.value.value_text) == 60 and caught.value.value_text.endswith("...")
     assert str(caught.value).startswith(f"reward={caught.value.value_text} is not valid: choose one of exact, partial")
 
 
-def test_rollout_samples_a_given_batch_of_problems_as_it_samples_drawn_ones():
-    """rollout() on a ProblemBatch (the held-out set) draws the same answers as on a sampler that
-    draws those problems: the batch only replaces where the problems come from."""
+def test_rollout_scores_each_answer_against_its_own_problem():
+    """rollout() samples G answers per problem in contiguous groups, and the reward model, which reads
+    each prompt's problem from its tokens, scores every answer against that problem's answer."""
     task, policy = Task.parse("2d+"), load_reference_policy("default")
-    sampler = ProblemSampler(task, 3)
-    drawn = rollout(policy, sampler, RewardModel(), 5, 2, task.max_answer_length, 1.0, torch.Generator().manual_seed(0))
-    given = rollout(policy, ProblemSampler(task, 3).sample(5), RewardModel(), 5, 2, task.max_answer_length, 1.0, torch.Generator().manual_seed(0))
-    assert all(torch.equal(drawn[key], given[key]) for key in drawn)
     held_out = eval_batch(task)
-    groups = rollout(policy, held_out, RewardModel(), len(held_out.answers), 3, task.max_answer_length, 1.0, torch.Generator())
+    groups = rollout(policy, held_out, RewardModel(), 3, task.max_answer_length, 1.0, torch.Generator().manual_seed(0))
     assert torch.equal(groups["prompts"][::3], held_out.prompts) and groups["rewards"].shape == (len(held_out.answers), 3)
-    with pytest.raises(ConfigError, match="prompts_per_batch=4 is not valid: the given ProblemBatch holds 300 problems"):
-        rollout(policy, held_out, RewardModel(), 4, 3, task.max_answer_length, 1.0, torch.Generator())
+    expected = [[float(decode(answer) == held_out.answers[row // 3])] for row, answer in enumerate(groups["answers"].tolist())]
+    assert groups["rewards"].reshape(-1, 1).tolist() == expected and 0 < groups["rewards"].mean() < 1
 
 
 @pytest.mark.parametrize("baseline", ["none", "ema", "critic"])
 def test_group_of_one_is_allowed_without_a_group_baseline(baseline):
-    TrainConfig(baseline=baseline, group_size=1).validate()
+    validate_config(TrainConfig(baseline=baseline, group_size=1))
 
 
 def test_same_seed_same_history_and_different_seed_differs():
@@ -208,7 +207,7 @@ def test_the_probe_cuts_the_batch_into_equal_chunks_of_whole_groups(num_groups, 
 def test_the_non_finite_message_counts_tied_groups_exactly_even_for_one_prompt():
     # the std of one row of identical float32 values such as 2/3 can come out one rounding step, not 0:
     # tied groups are found by exact equality (advantages.equal_groups), so the message still names them
-    from grpo_lab.trainer import explain_non_finite_advantages
+    from grpo_lab.core.loop import explain_non_finite_advantages
 
     message = explain_non_finite_advantages(torch.full((1, 8), 2 / 3), TrainConfig(std_eps=0.0))
     assert message.startswith("1 group(s) had all-equal rewards")

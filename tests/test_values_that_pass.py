@@ -8,9 +8,11 @@ import pytest
 import torch
 
 from grpo_lab import GRPOLab, TrainConfig, compute_advantages, train
-from grpo_lab.advantages import SMALLEST_STD_EPS
+from grpo_lab.checks.arguments import SMALLEST_STD_EPS
+from grpo_lab.checks.checkpoints import load_reference_policy
+from grpo_lab.checks.config_rules import validate_config
+from grpo_lab.core.model import sample
 from grpo_lab.errors import ConfigError
-from grpo_lab.policy import load_reference_policy, sample
 from grpo_lab.task import ProblemSampler, Task
 
 MIXED_AND_TIED = torch.tensor([[1.0, 0.0, 0.0, 1.0], [1.0, 1.0, 1.0, 1.0]])
@@ -20,7 +22,7 @@ MIXED_AND_TIED = torch.tensor([[1.0, 0.0, 0.0, 1.0], [1.0, 1.0, 1.0, 1.0]])
 def test_an_eps_that_float32_cannot_hold_is_refused(std_eps):
     assert torch.tensor(std_eps, dtype=torch.float32) < SMALLEST_STD_EPS  # 0 or subnormal: it would not act as eps
     with pytest.raises(ConfigError, match=r"^std_eps=.* is not valid: must be 0 or between 1.18e-38"):
-        TrainConfig(std_eps=std_eps).validate()
+        validate_config(TrainConfig(std_eps=std_eps))
     with pytest.raises(ConfigError, match=r"^std_eps=.* is not valid: it must be 0 or a finite number >= 1.18e-38"):
         compute_advantages(MIXED_AND_TIED, "zscore", std_eps=std_eps)
 
@@ -29,7 +31,7 @@ def test_an_eps_that_float32_cannot_hold_is_refused(std_eps):
 def test_the_smallest_eps_allowed_still_gives_a_tied_group_exactly_zero(eps_mode):
     advantages = compute_advantages(MIXED_AND_TIED, "zscore", std_eps=SMALLEST_STD_EPS, eps_mode=eps_mode)
     assert torch.isfinite(advantages).all() and (advantages[1] == 0).all() and advantages[0].abs().min() > 0.5
-    TrainConfig(std_eps=SMALLEST_STD_EPS).validate()
+    validate_config(TrainConfig(std_eps=SMALLEST_STD_EPS))
 
 
 @pytest.mark.parametrize("std_eps", [10**400, float("inf"), float("nan"), -1e-4, "1e-4", True, None, [1e-4]], ids=lambda value: f"{value!r:.20}")

@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 import torch
 
-import grpo_lab.trainer as trainer_module
+import grpo_lab.core.loop as trainer_module
 from grpo_lab import TrainConfig, compute_advantages, train
-from grpo_lab.probes import gradient_noise
+from grpo_lab.core.probes import gradient_noise
 
 SMALL = dict(prompts_per_step=8, group_size=8, eval_every=0, probe_every=0, seed=0)
 

@@ -17,9 +17,9 @@ from collections.abc import Callable, Sequence
 
 import torch
 
-from ..advantages import compute_advantages
-from ..critic import gae
-from ..losses import kl_k3
+from ..checks.arguments import compute_advantages
+from ..core.critic import gae
+from ..core.losses import kl_k3
 
 PASS, FAIL, NOT_ATTEMPTED, RECORDED = "PASS", "FAIL", "NOT ATTEMPTED", "PREDICTION RECORDED"
 PREDICTION_RTOL = 0.02  # a number worked out by hand may be rounded to two significant digits
@@ -389,7 +389,8 @@ def loss_batch(prompts_per_step: int = 4, group_size: int = 4, seed: int = 0) ->
     their log-probs under it (``logprobs``), under the reference (``ref_logprobs``) and under a
     stale sampler (``stale_logprobs``, so that ratios leave the clip range), three kinds of rewards
     [P, G] and the mask [P*G, La]; responses are grouped by prompt (row p*G + i)."""
-    from ..policy import load_reference_policy, sample, token_logprobs
+    from ..checks.checkpoints import load_reference_policy
+    from ..core.model import sample, token_logprobs
     from ..task import ProblemSampler, Task
 
     generator = torch.Generator().manual_seed(seed)
@@ -421,8 +422,8 @@ def loss_batch(prompts_per_step: int = 4, group_size: int = 4, seed: int = 0) ->
 
 def reference_grpo_loss(batch: dict, rewards: torch.Tensor, old_logprobs: torch.Tensor, options: dict) -> tuple:
     """The library's answer: compute_advantages, then losses.py's policy_loss_terms and aggregate."""
-    from ..losses import aggregate, policy_loss_terms
-    from ..trainer import TrainConfig
+    from ..core.config import TrainConfig
+    from ..core.losses import aggregate, policy_loss_terms
 
     advantages = compute_advantages(rewards, "zscore", options["std_eps"], std_scope=options["std_scope"], std_ddof=options["std_ddof"])
     mask = batch["mask"]
@@ -531,7 +532,7 @@ def check_zscore_weight(function: Callable[[float], float]) -> None:
 def check_ema_baseline(function: Callable[[list, float], list]) -> None:
     """Exercise 05: ``function(reward_batches, decay)``: a list of [P, G] reward tensors, one per step ->
     the list of advantages the EMA baseline gives at each step (the trainer's ``EMABaseline``)."""
-    from ..advantages import EMABaseline
+    from ..core.advantages import EMABaseline
 
     def reference(batches: list, decay: float) -> list:
         ema, out = EMABaseline(decay), []

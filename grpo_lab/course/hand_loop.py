@@ -19,9 +19,11 @@ from collections.abc import Callable
 
 import torch
 
+from ..checks.config_rules import validate_config
+from ..core.config import TrainConfig
 from ..errors import ConfigError
-from ..evaluation import greedy_accuracy
-from ..trainer import TrainConfig, start_run, train
+from ..task import Task, eval_accuracy
+from ..trainer import start_run, train
 from .exercises import FAIL, NOT_ATTEMPTED, PASS, verdict
 
 # the knobs a hand-written step of about 40 lines does not implement, and the value it assumes
@@ -60,7 +62,7 @@ def hand_config(**knobs: object) -> TrainConfig:
     for name, value in knobs.items():
         if name in HAND_STEP_DEFAULTS and value != HAND_STEP_DEFAULTS[name]:
             raise ConfigError(name, value, f"the hand-written step implements only {name}={HAND_STEP_DEFAULTS[name]!r}; use train() for others")
-    return TrainConfig(**{**HAND_STEP_DEFAULTS, "device": "cpu", **knobs}).validate()
+    return validate_config(TrainConfig(**{**HAND_STEP_DEFAULTS, "device": "cpu", **knobs}))
 
 
 def train_by_hand(grpo_step: GRPOStep, config: TrainConfig) -> tuple[list[dict], torch.nn.Module]:
@@ -69,12 +71,13 @@ def train_by_hand(grpo_step: GRPOStep, config: TrainConfig) -> tuple[list[dict],
     end, as ``train()`` does. Returns (history: one dict per step with step, reward, loss and, where
     evaluated, eval_accuracy; the trained policy)."""
     state, problems = start_run(config)
-    history = [{"step": 0, "eval_accuracy": greedy_accuracy(state.policy, state.task, state.device)}]
+    task = Task.parse(config.task)
+    history = [{"step": 0, "eval_accuracy": eval_accuracy(state.policy, task)}]
     for step in range(1, config.steps + 1):
         rewards, loss = grpo_step(state.policy, state.optimizer, problems, state.reward_model, state.sampling_generator, config)
         record = {"step": step, "reward": float(rewards.float().mean()), "loss": float(loss)}
         if (config.eval_every and step % config.eval_every == 0) or step == config.steps:
-            record["eval_accuracy"] = greedy_accuracy(state.policy, state.task, state.device)
+            record["eval_accuracy"] = eval_accuracy(state.policy, task)
         history.append(record)
     state.policy.eval()
     return history, state.policy

@@ -12,8 +12,9 @@ from __future__ import annotations
 
 import statistics
 
+from ..core.config import TrainConfig
 from ..experiments.measures import LATE_FRACTION  # "late" means what it means in the sweeps
-from ..trainer import TrainConfig, train
+from ..trainer import train
 
 SAME_WITHIN = 0.02  # late accuracies closer than this read "about the same": one seed cannot resolve less
 

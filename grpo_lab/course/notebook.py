@@ -18,7 +18,7 @@ from typing import TypeVar
 import torch
 from matplotlib.figure import Figure
 
-from ..files import write_atomically
+from ..checks.files import write_atomically
 from ..plots import figure_png
 
 FAST_ENV = "GRPO_LAB_FAST"

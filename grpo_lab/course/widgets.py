@@ -13,7 +13,7 @@ import ipywidgets as widgets
 import torch
 from matplotlib.figure import Figure
 
-from ..advantages import compute_advantages
+from ..checks.arguments import compute_advantages
 from ..plots import figure_png
 from .text_files import load_text
 

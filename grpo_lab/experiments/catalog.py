@@ -14,8 +14,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from ..core.config import TrainConfig
 from ..pretrain import LONG_TASK
-from ..trainer import TrainConfig
 from .stats import compare
 
 TARGET_ACCURACY = 0.7  # held-out accuracy that counts as "reached" (the reference starts at 0.51)

@@ -22,7 +22,7 @@ import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from ..task_spec import Task
+from ..task import Task
 from .catalog import (
     EMA_LABEL,
     GRPO_LABEL,

@@ -9,7 +9,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from ..files import write_atomically
+from ..checks.files import write_atomically
 from .catalog import DEFAULT_REGIME, EXPERIMENTS, REGIME_RULE, REGIMES, TARGET_ACCURACY, experiments_in
 from .claims import CLAIMS, UNTESTED, Claim, Finding, evaluate_claim
 from .runner import RESULTS_DIR, UnreadableResultError, load_result

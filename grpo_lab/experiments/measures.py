@@ -5,7 +5,7 @@ and be re-run alone (``runner.run_cell``). Five kinds:
 
 - ``train``: a training run (``trainer.train``), summarised by ``run_metrics``;
 - ``variance``: many independent batches at a fixed policy, the policy gradient of each baseline
-  per group (``trainer.group_gradients``), its SNR and its cosine to a large-batch gradient;
+  per group (``core.loop.chunk_gradients``), its SNR and its cosine to a large-batch gradient;
 - ``difficulty_weights``: per-group gradient norms at a fixed policy, binned by how many of the
   group's responses are right (Dr. GRPO's argument about dividing by the std);
 - ``blowup``: time per step and memory of a short run at a given batch shape;
@@ -27,15 +27,17 @@ from dataclasses import dataclass
 
 import torch
 
-from ..advantages import EMABaseline, compute_advantages
-from ..critic import ValueModel, answer_values, gae, update_critic
+from ..checks.arguments import compute_advantages
+from ..checks.checkpoints import load_reference_policy
+from ..core.advantages import EMABaseline
+from ..core.config import TrainConfig
+from ..core.critic import ValueModel, answer_values, gae, update_critic
+from ..core.loop import Rollout, chunk_gradients, greedy_correct, rollout
+from ..core.model import TinyTransformer
+from ..core.probes import cosine_similarity, gradient_noise
 from ..errors import ConfigError
-from ..evaluation import greedy_correct
-from ..policy import TinyTransformer, load_reference_policy
-from ..probes import cosine_similarity, gradient_noise
-from ..rollout import Rollout, rollout
 from ..task import ProblemSampler, RewardModel, Task, eval_batch
-from ..trainer import TrainConfig, group_gradients, train
+from ..trainer import train
 
 LATE_FRACTION = 0.2  # "late" accuracy: the mean of the evaluations in the last 20% of the steps
 
@@ -156,7 +158,7 @@ def run_series(history: list[dict]) -> dict:
 
 def accuracy_by_difficulty(policy: TinyTransformer, task: Task) -> dict:
     """Greedy held-out accuracy on the 'hard' problems (task.is_hard: a carry) and on the others."""
-    correct = greedy_correct(policy, task, torch.device("cpu"))
+    correct = greedy_correct(policy, eval_batch(task), task.max_answer_length)
     hard = eval_batch(task).hard
     return {"hard_eval_accuracy": float(correct[hard].float().mean()), "easy_eval_accuracy": float(correct[~hard].float().mean())}
 
@@ -215,10 +217,10 @@ def cell_task(config: dict) -> Task:
 
 def batch_group_gradients(policy: TinyTransformer, groups: dict, advantages: torch.Tensor, group_size: int, max_len: int) -> torch.Tensor:
     """The GRPO loss's gradient for each group of a sampled batch under the given advantages
-    [P, G] (one pass, no KL: the ratio is 1), [P, n_params] (trainer.group_gradients)."""
+    [P, G] (one pass, no KL: the ratio is 1), [P, n_params] (core.loop.chunk_gradients)."""
     mask = groups["mask"]
     batch = Rollout(groups["prompts"], groups["answers"], mask, advantages.reshape(-1, 1) * mask)
-    return group_gradients(policy, list(policy.parameters()), batch, TrainConfig(), group_size, max_len)
+    return chunk_gradients(policy, batch, TrainConfig(), group_size, max_len)
 
 
 @functools.lru_cache(maxsize=4)
@@ -232,7 +234,7 @@ def reference_gradient(
     policy = fixed_policy(policy_name, half_trained_steps, regime_train)
     task = regime_task(regime_train)
     generator = torch.Generator().manual_seed(99_991)
-    groups = rollout(policy, ProblemSampler(task, 99_991), RewardModel(), prompts, group_size, task.max_answer_length, 1.0, generator)
+    groups = rollout(policy, ProblemSampler(task, 99_991).sample(prompts), RewardModel(), group_size, task.max_answer_length, 1.0, generator)
     advantages = compute_advantages(groups["rewards"], "rloo")
     halves = batch_group_gradients(policy, groups, advantages, prompts * group_size // 2, task.max_answer_length)
     return halves.mean(dim=0), cosine_similarity(halves[0], halves[1])
@@ -266,11 +268,11 @@ def variance_unit(config: dict, seed: int) -> dict:
     generator = torch.Generator().manual_seed(unit_seed)
     ema = EMABaseline(TrainConfig().ema_decay)
     for _ in range(config["ema_warmup"]):  # the trainer's EMA has seen earlier steps: warm it on earlier batches
-        ema.update(rollout(policy, problems, reward_model, P, G, task.max_answer_length, 1.0, generator)["rewards"])
+        ema.update(rollout(policy, problems.sample(P), reward_model, G, task.max_answer_length, 1.0, generator)["rewards"])
     gradients: dict[str, list[torch.Tensor]] = {baseline: [] for baseline in config["baselines"]}
     rewards = []
     for _ in range(config["batches"]):
-        groups = rollout(policy, problems, reward_model, P, G, task.max_answer_length, 1.0, generator)
+        groups = rollout(policy, problems.sample(P), reward_model, G, task.max_answer_length, 1.0, generator)
         rewards.append(groups["rewards"])
         for baseline in config["baselines"]:
             advantages = compute_advantages(groups["rewards"], baseline, ema_value=ema.current(groups["rewards"]))
@@ -316,7 +318,7 @@ def difficulty_weights_unit(config: dict, seed: int) -> dict:
     generator = torch.Generator().manual_seed(seed + 5000)
     counts, hard, norms = [], [], {baseline: [] for baseline in config["baselines"]}
     for _ in range(config["batches"]):
-        groups = rollout(policy, problems, reward_model, P, G, task.max_answer_length, 1.0, generator)
+        groups = rollout(policy, problems.sample(P), reward_model, G, task.max_answer_length, 1.0, generator)
         counts.append(groups["correct"].sum(dim=1).long())
         hard.append(groups["hard"])
         for baseline in config["baselines"]:
@@ -345,7 +347,7 @@ def advantage_noise_share(config: TrainConfig, seed: int, prompts: int = 64) -> 
     policy, task = load_reference_policy(config.reference), Task.parse(config.task)
     reward_model = RewardModel.for_config(config, seed + 77)
     generator = torch.Generator().manual_seed(seed + 77)
-    groups = rollout(policy, ProblemSampler(task, seed + 77), reward_model, prompts, config.group_size, task.max_answer_length, 1.0, generator)
+    groups = rollout(policy, ProblemSampler(task, seed + 77).sample(prompts), reward_model, config.group_size, task.max_answer_length, 1.0, generator)
     advantages = compute_advantages(groups["rewards"], config.baseline, config.std_eps, config.std_scope, config.std_ddof, config.eps_mode)
     no_signal = groups["correct"].std(dim=1) == 0
     total = float(advantages.abs().sum())
@@ -478,12 +480,11 @@ def critic_fit_samples(
     max_len, reward_model = task.max_answer_length, RewardModel()
     generator = torch.Generator().manual_seed(seed + 31_337)  # every response below, held out and trained on, in this order
     held_out = eval_batch(task)
-    num_held_out = len(held_out.answers)
-    targets = rollout(policy, held_out, reward_model, num_held_out, targets_per_prompt, max_len, 1.0, generator)
+    targets = rollout(policy, held_out, reward_model, targets_per_prompt, max_len, 1.0, generator)
     # [prompts, M], independent of the target responses
-    oracle = rollout(policy, held_out, reward_model, num_held_out, oracle_samples, max_len, 1.0, generator)["rewards"]
+    oracle = rollout(policy, held_out, reward_model, oracle_samples, max_len, 1.0, generator)["rewards"]
     problems = ProblemSampler(task, seed + 4242)
-    training = tuple(rollout(policy, problems, reward_model, prompts_per_batch, 1, max_len, 1.0, generator) for _ in range(batches))
+    training = tuple(rollout(policy, problems.sample(prompts_per_batch), reward_model, 1, max_len, 1.0, generator) for _ in range(batches))
     return CriticFitSamples(targets, oracle, training)
 
 

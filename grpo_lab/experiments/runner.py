@@ -22,10 +22,11 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from .. import __version__, paths
+from .. import __version__
+from ..checks import paths
+from ..checks.files import finite_json, json_text, read_strict_json, write_atomically
+from ..core.config import TrainConfig
 from ..errors import ConfigError
-from ..files import finite_json, json_text, read_strict_json, write_atomically
-from ..trainer import TrainConfig
 from .catalog import DEFAULT_REGIME, EXPERIMENTS, REGIMES, in_regime
 from .measures import UNITS
 from .stats import summarize

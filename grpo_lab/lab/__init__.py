@@ -29,14 +29,10 @@ _HOMES = {  # public name -> the module of this package that holds it
     **dict.fromkeys(("LabRun", "lab_measure_every", "warm_up_torch"), "runs"),
     **dict.fromkeys(("ViewTicker",), "view"),
 }
-_ELSEWHERE = {"default_training_threads": "grpo_lab.threads", "torch_threads": "grpo_lab.threads"}  # kept here for older imports
-
-__all__ = sorted({*_HOMES, *_ELSEWHERE})
+__all__ = sorted(_HOMES)
 
 
 def __getattr__(name: str):
     if name in _HOMES:
         return getattr(importlib.import_module(f".{_HOMES[name]}", __name__), name)
-    if name in _ELSEWHERE:
-        return getattr(importlib.import_module(_ELSEWHERE[name]), name)
     raise AttributeError(f"module 'grpo_lab.lab' has no attribute {name!r}")

@@ -20,8 +20,9 @@ import sys
 import urllib.parse
 from dataclasses import fields, replace
 
+from ..checks.config_rules import validate_config
+from ..core.config import TrainConfig
 from ..live_figure import ALL_PANELS
-from ..trainer import TrainConfig
 from .controls import ADVANCED_CONTROLS
 
 SEEDS_KEY = "seeds"  # the lab's number of seeds, not a TrainConfig field
@@ -114,7 +115,7 @@ def settings_from_query(query: str, base: TrainConfig) -> tuple[dict, int | None
             problems.append(f"{key} = {text} in the page address is not valid: it must be {allowed}")
             continue
         try:
-            replace(base, **{key: value}).validate()
+            validate_config(replace(base, **{key: value}))
         except ValueError as error:
             problems.append(f"{error} (from the page address)")
             continue

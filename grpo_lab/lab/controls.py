@@ -11,10 +11,11 @@ from dataclasses import replace
 import ipywidgets as widgets
 import traitlets
 
-from ..advantages import EPS_MODES, STD_SCOPES
-from ..paths import REFERENCE_NAMES, REFERENCE_TASKS
+from ..checks.config_rules import validate_config
+from ..checks.paths import REFERENCE_NAMES, REFERENCE_TASKS
+from ..core.advantages import EPS_MODES, STD_SCOPES
+from ..core.config import TrainConfig
 from ..task import REWARD_KINDS
-from ..trainer import TrainConfig
 
 GROUP_SIZES = (2, 4, 8, 16, 32, 64)
 BASELINE_OPTIONS = (("mean only", "mean"), ("z-score", "zscore"), ("none", "none"), ("RLOO", "rloo"), ("EMA", "ema"), ("critic (PPO)", "critic"))
@@ -268,7 +269,7 @@ def labelled_row(name: str, control: widgets.Widget) -> widgets.Widget:
 
 def config_from_controls(controls: dict[str, widgets.Widget], base: TrainConfig) -> TrainConfig:
     """``base`` with every control's value; validated (ValueError names the knob and the range)."""
-    return replace(base, **{name: control.value for name, control in controls.items()}).validate()
+    return validate_config(replace(base, **{name: control.value for name, control in controls.items()}))
 
 
 def seed_configs(config: TrainConfig, num_seeds: int) -> list[TrainConfig]:

@@ -16,11 +16,13 @@ from dataclasses import replace
 
 import ipywidgets as widgets
 
+from ..checks.config_rules import validate_config
+from ..checks.threads import default_training_threads, torch_threads
+from ..core.config import TrainConfig
 from ..errors import ConfigError
 from ..live_figure import ALL_PANELS, CSS_DPI, LiveRunFigure, RunCurves
 from ..plots import run_style
-from ..threads import default_training_threads, torch_threads
-from ..trainer import TrainConfig, train
+from ..trainer import train
 from . import classroom, view
 from .classroom import PLOT_VIEWS
 from .controls import (
@@ -103,15 +105,15 @@ class GRPOLab:
     ):
         if isinstance(max_runs, bool) or not isinstance(max_runs, int) or max_runs < 1:
             raise ConfigError("max_runs", max_runs, "must be an integer >= 1 (finished runs kept on the plot)")
-        self.link_base = TrainConfig(**config_values).validate()  # what a page address is measured against
+        self.link_base = validate_config(TrainConfig(**config_values))  # what a page address is measured against
         warm_up_torch()  # first: in a kernel Voila warmed in advance, it is done while page_query waits for the page
         query = classroom.page_query() if page_query is None else page_query
         from_page, page_seeds, page_problems = classroom.settings_from_query(query, self.link_base)
         page_plot, plot_problems = classroom.plot_view_from_query(query)
         page_problems += plot_problems + within_control_ranges(from_page, self.link_base)
-        config = TrainConfig(**{**config_values, **from_page}).validate()
+        config = validate_config(TrainConfig(**{**config_values, **from_page}))
         measure_every = {name: lab_measure_every(config.steps) for name in ("eval_every", "probe_every") if name not in config_values}
-        self.base_config = replace(config, **measure_every).validate()
+        self.base_config = validate_config(replace(config, **measure_every))
         self.max_runs, self.refresh_interval, self.debounce = max_runs, refresh_interval, debounce
         self.training_threads = training_threads or default_training_threads()
         self.controls = build_controls(self.base_config)
@@ -307,7 +309,7 @@ class GRPOLab:
     def run_preset(self, name: str) -> None:
         """Clear the plot and train the runs of PRESETS[name] one after the other, each from the
         lab's starting settings; the controls show the last run's settings."""
-        configs = [replace(self.base_config, **settings).validate() for settings in PRESETS[name]]
+        configs = [validate_config(replace(self.base_config, **settings)) for settings in PRESETS[name]]
         self._quiet = True
         try:  # the controls move to the last run's settings without starting a run each
             for knob in self.controls:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from dataclasses import fields
 
-from ..trainer import TrainConfig
+from ..core.config import TrainConfig
 
 SHORT_NAMES = {
     "group_size": "G",

@@ -11,8 +11,9 @@ from dataclasses import dataclass, field
 
 import torch
 
-from ..policy import load_reference_policy
-from ..trainer import TrainConfig, TrainResult, train
+from ..checks.checkpoints import load_reference_policy
+from ..core.config import TrainConfig
+from ..trainer import TrainResult, train
 
 
 @dataclass

@@ -2,8 +2,8 @@
 # generator (the order of the random draws is the trainer's: problems, then answers).
 import torch
 
-from grpo_lab.policy import sample, token_logprobs
-from grpo_lab.task import Task, decode
+from grpo_lab.core.model import decode, sample, token_logprobs
+from grpo_lab.task import Task
 
 
 def grpo_step(policy, optimizer, problems, reward_model, generator, config):

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import torch
 
-from .errors import ConfigError
+from ..errors import ConfigError
 
 
 def available_devices() -> list[str]:

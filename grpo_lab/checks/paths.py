@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-PACKAGE_DIR = Path(__file__).resolve().parent
+PACKAGE_DIR = Path(__file__).resolve().parent.parent  # grpo_lab/
 REPO_ROOT = PACKAGE_DIR.parent  # the checkout, when the package is used from one
 INSTALLED_DATA_DIR = PACKAGE_DIR / "_data"  # the copy a non-editable install ships
 

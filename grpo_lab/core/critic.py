@@ -28,7 +28,9 @@ import torch
 import torch.nn as nn
 
 from .config import TrainConfig
-from .policy import TinyTransformer
+from .model import TinyTransformer
+
+CRITIC_SCHEDULES = ("own", "policy")  # the critic's updates a step: its own epochs x minibatches, or the policy's (verl, OpenRLHF)
 
 VALUE_HEAD_INIT_STD = 0.01  # small and random: V starts near 0, and the trunk gets a gradient from the first update
 

@@ -31,7 +31,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, BinaryIO
 
-from .errors import ConfigError, shortened
+from ..errors import ConfigError, shortened
 
 Content = str | bytes | Callable[[BinaryIO], None]
 DEFAULT_NAME_MAX = 255  # bytes in one file name on Linux, macOS and Windows file systems

@@ -7,27 +7,16 @@ network whose errors could leak into the advantages. Answers here are 3-7 tokens
 responses share most prefixes (every one shares V(prompt)), so the states are deduplicated first
 and the extra rollouts are a few per distinct prefix.
 
-The trainer (baseline='mc_value') turns these values into per-token advantages with
+The training loop (baseline='mc_value') turns these values into per-token advantages with
 A_t = r_t + V(s_{t+1}) - V(s_t) (VinePPO's estimator: GAE with lambda 0 on Monte-Carlo values).
 Shapes: B responses, Lp prompt tokens, La answer tokens.
 """
 
 from __future__ import annotations
 
-import re
-
 import torch
 
-from .policy import TinyTransformer, sample
-from .task import RewardModel, decode, is_hard, solve
-
-PROBLEM = re.compile(r"(\d+)([+\-*])(\d+)=")
-
-
-def problem_of_prompt(prompt: torch.Tensor) -> tuple[str, bool]:
-    """A prompt's tokens [Lp] -> (the right answer, whether the problem is hard, ``task.is_hard``)."""
-    a, op, b = PROBLEM.fullmatch(decode(prompt)).groups()
-    return solve(int(a), op, int(b)), is_hard(int(a), op, int(b))
+from .model import TinyTransformer, sample
 
 
 @torch.no_grad()
@@ -36,7 +25,7 @@ def mc_prefix_values(
     prompts: torch.Tensor,
     answers: torch.Tensor,
     mask: torch.Tensor,
-    reward_model: RewardModel,
+    reward_model,
     rollouts: int,
     temperature: float,
     generator: torch.Generator,
@@ -45,12 +34,12 @@ def mc_prefix_values(
     -> (values [B, La], 0 after each answer's end; the number of rollouts sampled).
 
     values[i, t] is the mean reward of ``rollouts`` answers that continue prompt i plus
-    answers[i, :t] under ``policy``; equal states (same prompt, same prefix) are estimated once.
+    answers[i, :t] under ``policy``, scored by ``reward_model.score(prompts, answers)``; equal states
+    (same prompt, same prefix) are estimated once.
     """
     max_len = answers.shape[1]
     lengths = mask.sum(dim=1).long().tolist()
     values = torch.zeros(answers.shape, dtype=torch.float32)
-    problems = {}  # prompt tokens -> (answer, hard)
     sampled = 0
     for prefix_length in range(max_len):
         rows = [i for i, length in enumerate(lengths) if prefix_length < length]
@@ -58,16 +47,10 @@ def mc_prefix_values(
             break
         states = torch.cat([prompts[rows], answers[rows, :prefix_length]], dim=1)
         distinct, state_of_row = torch.unique(states, dim=0, return_inverse=True)  # [U, Lp + t], [len(rows)]
-        continuations, _ = sample(policy, distinct.repeat_interleave(rollouts, dim=0), max_len - prefix_length, temperature, generator)
-        prefixes = distinct[:, prompts.shape[1] :].repeat_interleave(rollouts, dim=0)
-        targets = []
-        for state in distinct[:, : prompts.shape[1]].cpu():
-            key = tuple(state.tolist())
-            if key not in problems:
-                problems[key] = problem_of_prompt(state)
-            targets.extend([problems[key]] * rollouts)
-        responses = [decode(row) for row in torch.cat([prefixes, continuations], dim=1).cpu().tolist()]
-        rewards, _ = reward_model(responses, [answer for answer, _ in targets], torch.tensor([hard for _, hard in targets]))
+        starts = distinct.repeat_interleave(rollouts, dim=0)
+        continuations, _ = sample(policy, starts, max_len - prefix_length, temperature, generator)
+        responses = torch.cat([starts[:, prompts.shape[1] :], continuations], dim=1)
+        rewards, _ = reward_model.score(starts[:, : prompts.shape[1]], responses)
         state_values = rewards.view(len(distinct), rollouts).mean(dim=1)
         values[rows, prefix_length] = state_values[state_of_row.cpu()]
         sampled += len(responses)

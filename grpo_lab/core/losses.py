@@ -1,8 +1,8 @@
 """The policy's loss, piece by piece: the clipped-ratio policy-gradient term, the k3 KL to the
 reference, and the aggregation of per-token losses into one number (GRPO, DAPO, Dr. GRPO).
 
-Every tensor is [b, La] (responses x answer tokens) unless said otherwise; the trainer
-(trainer.py), the exercises' reference answer (exercises.py) and the bridge's parity checks use
+Every tensor is [b, La] (responses x answer tokens) unless said otherwise; the training loop
+(loop.py), the exercises' reference answer (course/exercises.py) and the bridge's parity checks use
 these same functions.
 """
 
@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import torch
 
-from .config import LOSS_AGGREGATIONS as LOSS_AGGREGATIONS  # defined with the other knobs' choices; still importable from here
 from .config import TrainConfig
-from .policy import TinyTransformer, token_logprobs
+from .model import TinyTransformer, token_logprobs
+
+LOSS_AGGREGATIONS = ("seq_mean", "token_mean", "token_sum_norm")  # GRPO, DAPO, Dr. GRPO (``aggregate``)
 
 
 def aggregate(per_token: torch.Tensor, mask: torch.Tensor, loss_agg: str, num_sequences: int, num_tokens: float, max_len: int) -> torch.Tensor:
