@@ -11,7 +11,7 @@ its end:
   soon as there is news, then one every 0.4 s, 0.05 s debounce (the lab's defaults now);
 - no lab: the same training as the lab's default with no dashboard at all (`train` called directly,
   one torch thread), the floor the lab can approach;
-- attention (``--attention``): torch's fused ``scaled_dot_product_attention`` (what policy.py uses)
+- attention (``--attention``): torch's fused ``scaled_dot_product_attention`` (what core/model.py uses)
   against the same attention written out (softmax(q k^T / sqrt(d) + mask) v), 30-step runs.
 
     python benchmarks/bench_lab_speed.py [--repeats 2] [--attention]

@@ -22,13 +22,13 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 from bench_lab import load_average, machine  # noqa: E402
 
-from grpo_lab.experiments.catalog import EXPERIMENTS, GRPO_LABEL, PPO_REUSE_LABEL  # noqa: E402
+from grpo_lab.experiments.catalog import EXPERIMENTS  # noqa: E402
 from grpo_lab.experiments.runner import run_cell, worker_pool  # noqa: E402
 
 
-def unit(label: str, steps: int) -> dict:
-    """grpo-vs-ppo's cell ``label`` (gentle regime), shortened to ``steps`` steps."""
-    config = next(cell["config"] for cell in EXPERIMENTS["grpo-vs-ppo"].grid(False) if cell["label"] == label)
+def unit(cell_id: str, steps: int) -> dict:
+    """grpo-vs-ppo's cell ``cell_id`` (gentle regime), shortened to ``steps`` steps."""
+    config = next(cell["config"] for cell in EXPERIMENTS["grpo-vs-ppo"].grid(False) if cell["id"] == cell_id)
     return {**config, "train": {**config["train"], "steps": steps}}
 
 
@@ -52,7 +52,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--steps", type=int, default=40, help="training steps of each unit (the sweep's: 150)")
     parser.add_argument("--rounds", type=int, default=3)
     args = parser.parse_args(argv)
-    heavy, light = unit(PPO_REUSE_LABEL, args.steps), unit(GRPO_LABEL, args.steps)
+    heavy, light = unit("ppo-reuse", args.steps), unit("grpo", args.steps)
     print(f"machine: {machine()}; load average before: {load_average()}")
     print(f"command: python benchmarks/bench_sweep_pairing.py --steps {args.steps} --rounds {args.rounds}")
     times: dict[str, list[float]] = {

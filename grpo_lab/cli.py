@@ -11,6 +11,7 @@ import contextlib
 import multiprocessing.pool
 import os
 import re
+import signal
 import sys
 from dataclasses import fields
 from pathlib import Path
@@ -32,6 +33,28 @@ class UsageError(Exception):
     """A bad command line: printed as one line, exit status 2."""
 
 
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+
+
+class SweepStopped(BaseException):
+    """SIGINT or SIGTERM during a sweep, raised in the main thread so that the worker pool is
+    terminated on the way out (a BaseException, like KeyboardInterrupt: no ``except Exception`` in a
+    unit swallows it). Left to the default, SIGTERM kills the parent at once and the orphaned workers
+    print BrokenPipeError tracebacks when they finish their unit."""
+
+    def __init__(self, signal_number: int):
+        super().__init__(signal_number)
+        self.signal_number = signal_number
+
+
+def stop_sweep(signal_number: int, frame: object) -> None:
+    for number in STOP_SIGNALS:
+        # a second signal while the pool is terminated is let go; a handler, not SIG_IGN, which a
+        # worker started meanwhile would inherit and then ignore the pool's terminate
+        signal.signal(number, lambda *_: None)
+    raise SweepStopped(signal_number)
+
+
 QUOTED = re.compile(r"'[^']*'")
 
 
@@ -40,7 +63,7 @@ class OneLineParser(argparse.ArgumentParser):
         raise UsageError(QUOTED.sub(lambda quoted: shortened(quoted.group()), message))  # a 5,000-character value is not echoed whole
 
 
-def is_number(text: str) -> bool:
+def parses_as_number(text: str) -> bool:
     try:
         float(text)
     except ValueError:
@@ -54,7 +77,7 @@ def join_negative_values(argv: list[str]) -> list[str]:
     joined: list[str] = []
     for token in argv:
         previous = joined[-1] if joined else ""
-        if token.startswith("-") and is_number(token) and previous.startswith("--") and "=" not in previous:
+        if token.startswith("-") and parses_as_number(token) and previous.startswith("--") and "=" not in previous:
             joined[-1] = f"{previous}={token}"
         else:
             joined.append(token)
@@ -109,7 +132,7 @@ def build_parser() -> argparse.ArgumentParser:
     train_parser.add_argument(
         "--plot",
         type=Path,
-        help="write the lab's four panels (reward and accuracy, gradient variance, zero-std groups, advantages) here (.png, .svg or .pdf)",
+        help="write the run's figure (reward and accuracy, gradient variance, zero-std groups: plots.run_figure) here (.png, .svg or .pdf)",
     )
     train_parser.add_argument("--quiet", action="store_true", help="no progress bar")
     sweep_parser = commands.add_parser("sweep", help="run a named experiment over seeds; write data/results/NAME.json and .png")
@@ -130,11 +153,11 @@ def build_parser() -> argparse.ArgumentParser:
     )
     sweep_parser.add_argument("--quiet", action="store_true", help="no progress bar")
     sweep_parser.add_argument("--replot", action="store_true", help="redraw the figure(s) from the saved result(s) instead of running")
-    pretrain_parser = commands.add_parser("pretrain", help="regenerate data/: the eval sets and the reference policies")
+    pretrain_parser = commands.add_parser("pretrain", help="regenerate data/: the eval sets, and the reference policies that are missing")
     pretrain_parser.add_argument(
         "--only",
         choices=REFERENCE_NAMES,
-        help="regenerate one reference policy only (default and weak are rebuilt only when named: see data/README.md)",
+        help="rebuild this reference policy even if it exists (a rebuild may differ from the shipped file: see data/README.md)",
     )
     return parser
 
@@ -199,8 +222,7 @@ def run_train(args: argparse.Namespace) -> int:
             shown = {"reward": record["reward"], "acc": record.get("eval_accuracy")}
             bar.set_postfix({k: f"{v:.3f}" for k, v in shown.items() if v is not None})
 
-    latest: dict = {}  # the last step's raw batch: the advantage histogram of the plot
-    result = train(config, on_step=on_step, on_batch=latest.update)
+    result = train(config, on_step=on_step)
     bar.close()
     final = result.final
     print(
@@ -216,18 +238,10 @@ def run_train(args: argparse.Namespace) -> int:
     problems = save_outputs([(out, lambda path: write_atomically(path, text))])
     if plot:
         from .lab.describe import run_label
-        from .live_figure import LiveRunFigure, RunCurves
+        from .plots import run_figure, save_figure
 
-        figure = LiveRunFigure()  # the lab's four panels
-        advantages = latest.get("advantages")
-        figure.update(
-            [RunCurves(0, f"{run_label(config, [])}, seed {config.seed}", [result.history], "C0")],
-            x_max=config.steps,
-            advantages=advantages,
-            advantages_title=f"Advantages at step {latest['step']} ({advantages.shape[0]} x {advantages.shape[1]} responses)" if latest else "",
-            histogram_color="C0",
-        )
-        problems += save_outputs([(plot, figure.save)])
+        figure = run_figure([(f"{run_label(config, [])}, seed {config.seed}", result.history)])  # the notebooks' run figure
+        problems += save_outputs([(plot, lambda path: save_figure(figure, path))])
     for problem in problems:
         print(f"error: {problem}", file=sys.stderr)
     return 0 if result.status != "failed" and not problems else 1
@@ -250,10 +264,22 @@ def run_sweep(args: argparse.Namespace) -> int:
     destination(result_path("variance", args.fast, args.out).parent, "out", folder=True)
     done: dict = {}  # units run by this command, reused where a later regime asks for the same one
     runs = [(regime, name) for regime in regimes for name in (names if args.name != "all" else experiments_in(regime))]
-    with contextlib.ExitStack() as stack:
-        # one set of worker processes for every experiment of the command: each start costs about 3 s
-        pool = stack.enter_context(worker_pool(args.workers)) if len(runs) > 1 and args.workers > 1 and not args.replot else None
-        failed = sweep_each(args, runs, done, pool)
+    handlers = {number: signal.signal(number, stop_sweep) for number in STOP_SIGNALS}
+    try:
+        with contextlib.ExitStack() as stack:
+            # one set of worker processes for every experiment of the command: each start costs about 3 s
+            pool = stack.enter_context(worker_pool(args.workers)) if len(runs) > 1 and args.workers > 1 and not args.replot else None
+            failed = sweep_each(args, runs, done, pool)
+    except SweepStopped as stop:
+        print(
+            f"sweep stopped by {signal.Signals(stop.signal_number).name}: the experiment it was running is not saved "
+            "(results written before it are kept); re-run the command to run it",
+            file=sys.stderr,
+        )
+        return 128 + stop.signal_number  # the shell's code for a process ended by that signal: 130, 143
+    finally:
+        for number, handler in handlers.items():
+            signal.signal(number, handler)
     if failed is None:
         return 1
     if args.name in ("all", "claims"):
@@ -264,8 +290,8 @@ def run_sweep(args: argparse.Namespace) -> int:
 def sweep_each(args: argparse.Namespace, runs: list[tuple[str, str]], done: dict, pool: multiprocessing.pool.Pool | None) -> bool | None:
     """Run (or with --replot, load) each (regime, experiment) of ``runs``, save its JSON and figure and
     print a line. True if a result had to be saved elsewhere, None if one could not be saved at all."""
-    from .experiments import experiment_figure, load_result, result_path, run_experiment, write_result
-    from .plots import save_figure
+    from .experiments import load_result, result_path, run_experiment, write_result
+    from .experiments.figures import save_experiment_figure
 
     failed = False
     for regime, name in runs:
@@ -282,10 +308,9 @@ def sweep_each(args: argparse.Namespace, runs: list[tuple[str, str]], done: dict
                     return None
                 path, failed = error.saved_to, True
         try:
-            figure = experiment_figure(name, result)
+            figure_path = save_experiment_figure(name, result, path.with_suffix(".png"))
         except ValueError as error:  # a damaged result that passed the schema: name the file
             raise UsageError(f"{path}: {error}") from None
-        figure_path = save_figure(figure, path.with_suffix(".png"), dpi=90)
         print(f"{name} ({regime}): {len(result['cells'])} cells x {result['seeds']} seeds in {result['wall_time_s']:.0f} s -> {path}, {figure_path}")
     return failed
 

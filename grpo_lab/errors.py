@@ -1,6 +1,6 @@
 """``ConfigError``: a bad value for a knob, as one line naming the knob, the value and what is allowed.
 
-Every check of user input in the library raises it (``TrainConfig.validate``, ``Task.parse``,
+Every check of user input in the library raises it (``validate_config``, ``Task.parse``,
 ``resolve_device``, ``check_destination``, the sweep's options, ...). It is a ValueError, so
 ``except ValueError`` keeps working, and its text is ``"{knob}={value!r} is not valid: {allowed}"``.
 The command line rebuilds the same line in flag form from its parts (``--group-size=1 is not

@@ -1,11 +1,11 @@
-"""The lab's live figure: four panels of one or more runs, redrawn while a run trains.
+"""The run figure: four panels of one or more runs, redrawn while a run trains in the lab.
 
 One persistent Figure, rendered to PNG bytes that the lab puts into an ipywidgets.Image (this
 updates in JupyterLab and Voila alike while a run is going). Redrawing a whole 2x2 figure takes
 a few tenths of a second of Python that would hold the GIL against training, so it is drawn in
 full only when the picture's frame changes (a run starts or ends, an axis has to grow); every
-other frame pastes that background and draws just the live run's lines on it (blitting). The CLI's
-``train --plot`` draws a finished run with the same figure.
+other frame pastes that background and draws just the live run's lines on it (blitting).
+``plots.run_figure`` draws a static frame of it (the notebooks' runs, the CLI's ``train --plot``).
 """
 
 from __future__ import annotations
@@ -14,7 +14,6 @@ import io
 import math
 import textwrap
 from dataclasses import dataclass
-from pathlib import Path
 
 import numpy as np
 import PIL.Image
@@ -23,14 +22,17 @@ from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 from matplotlib.ticker import Formatter, FuncFormatter, MultipleLocator
 
-from .plots import X_LABELS, save_figure, series
-
 LIVE_FONT_SIZES = {"title": 17, "label": 16, "tick": 16, "legend": 16}  # points: at display size when the PNG is shown at css_width_px
 CSS_DPI = 96  # a browser's pixels per inch at 100%: a figure drawn at dpi D is shown at D / CSS_DPI device pixels per CSS pixel
+X_LABELS = {"step": "training step", "samples": "responses sampled"}  # the x axis of each x_key a history has
 ALL_PANELS = ("reward", "variance", "zero_std", "histogram")
+HISTORY_PANELS = ALL_PANELS[:3]  # what a finished history can draw: the histogram needs a step's raw batch
 TWIN_PANELS = {"variance": "snr", "zero_std": "adv_max"}  # the right-hand axis that shares each panel
 FADED_ALPHA = 0.3  # earlier runs stay on the plot, faded
 HISTOGRAM_BINS = 41
+# markers every 12% of a dense line's length (per-step metrics), each run starting 3% further on,
+# so that the markers of runs whose curves coincide sit side by side instead of on top of each other
+MARKER_SPACING, MARKER_STAGGER = 0.12, 0.03
 
 
 @dataclass
@@ -48,6 +50,12 @@ class RunCurves:
     live: bool = False
     marker: str = "o"  # with the colour, tells this run apart without colour vision (plots.run_style)
     tag: str = ""  # a short name written at the end of its accuracy curve ("run 3"), also in the legend
+
+
+def series(history: list[dict], key: str, x_key: str = "step") -> tuple[list[float], list[float]]:
+    """The (x, y) points of one metric, skipping steps that did not record it. history: per-step dicts."""
+    points = [(record[x_key], record[key]) for record in history if key in record and x_key in record]
+    return [x for x, _ in points], [y for _, y in points]
 
 
 def seed_band(histories: list[list[dict]], key: str, x_key: str = "step", positive: bool = False):
@@ -87,10 +95,11 @@ class ShortRangeLogLabels(Formatter):
 
 
 class LiveRunFigure:
-    """The lab's four panels: (1) train reward (thin) and held-out accuracy (dots) against step or
+    """The run figure's four panels: (1) train reward (thin) and held-out accuracy (dots) against step or
     samples; (2) gradient variance (solid, log, left) and SNR (dashed, right); (3) the fraction of
     zero-std groups (solid, left) and the largest |advantage| (dashed, log, right): the explosion
-    detector; (4) the histogram of the latest step's advantages.
+    detector; (4) the histogram of the latest step's advantages. Every line of a run carries its
+    marker (on dense lines, every MARKER_SPACING), so that runs differ in more than colour.
 
     ``update`` moves the lines of runs it has seen before (by ``RunCurves.key``) instead of
     redrawing, adds new runs and drops runs no longer given; ``png`` renders the figure. Axis
@@ -98,33 +107,39 @@ class LiveRunFigure:
     again when none does, so most frames are blitted.
     """
 
-    # metric -> (panel, line style); the snr and adv_max panels are the right-hand twins
+    # metric -> (panel, line style, dense: recorded every step, so marked every MARKER_SPACING, not at
+    # every point); the snr and adv_max panels are the right-hand twins
     METRICS = {
-        "reward": ("reward", {"lw": 1.3}),
-        "eval_accuracy": ("reward", {"lw": 2.6, "marker": "o", "ms": 5}),
-        "grad_var": ("variance", {"lw": 2.2, "marker": "o", "ms": 4}),
-        "grad_snr": ("snr", {"lw": 1.6, "ls": "--"}),
-        "frac_reward_zero_std": ("zero_std", {"lw": 2.0}),
-        "adv_abs_max": ("adv_max", {"lw": 1.6, "ls": "--"}),
+        "reward": ("reward", {"lw": 1.3, "ms": 4}, True),
+        "eval_accuracy": ("reward", {"lw": 2.6, "ms": 6}, False),
+        "grad_var": ("variance", {"lw": 2.2, "ms": 5}, False),
+        "grad_snr": ("snr", {"lw": 1.6, "ls": "--", "ms": 4}, False),
+        "frac_reward_zero_std": ("zero_std", {"lw": 2.0, "ms": 5}, True),
+        "adv_abs_max": ("adv_max", {"lw": 1.6, "ls": "--", "ms": 4}, True),
     }
     LOG_PANELS = ("variance", "adv_max")
 
     def __init__(self, width_px: int = 900, height_px: int = 900, dpi: int = CSS_DPI, panels: tuple[str, ...] = ALL_PANELS):
         """width_px, height_px: the PNG's size; dpi: its pixels per inch (fonts are in points, so
         they are LIVE_FONT_SIZES at display size when it is shown ``css_width_px`` wide); panels: all
-        four (a 2 x 2 grid), or two of ALL_PANELS stacked (the lab's projector views)."""
-        if len(panels) not in (2, 4) or not set(panels) <= set(ALL_PANELS):
-            raise ValueError(f"panels={panels!r} is not valid: all four of {ALL_PANELS} or two of them")
+        four (a 2 x 2 grid), three (the legend in the fourth slot: HISTORY_PANELS, a static frame) or
+        two of ALL_PANELS stacked (the lab's projector views)."""
+        if len(panels) not in (2, 3, 4) or not set(panels) <= set(ALL_PANELS):
+            raise ValueError(f"panels={panels!r} is not valid: all four of {ALL_PANELS}, or three or two of them")
         self.dpi, self.width_px, self.height_px, self.panel_names = dpi, width_px, height_px, tuple(panels)
         self.css_width_px = round(width_px * CSS_DPI / dpi)
         self.dark = False  # drawn for a dark page: set_dark()
         self.figure = Figure(figsize=(width_px / dpi, height_px / dpi), dpi=dpi)
         self.canvas = FigureCanvasAgg(self.figure)
         self._crop_height = height_px  # rows of the PNG down to the legend's bottom edge (set at every full draw)
+        self.legend_slot = None  # the spare fourth slot of three panels, which holds the legend
         # fixed margins instead of a layout engine: the layout would be recomputed on every frame
-        if len(panels) == 4:
-            self.figure.subplots_adjust(left=0.1, right=0.9, bottom=0.36, top=0.955, wspace=0.75, hspace=0.45)
+        if len(panels) > 2:  # four: the legend goes under the panels; three: into the fourth slot
+            self.figure.subplots_adjust(left=0.1, right=0.9, bottom=0.36 if len(panels) == 4 else 0.1, top=0.955, wspace=0.75, hspace=0.45)
             grid = self.figure.subplots(2, 2).ravel()
+            if len(panels) == 3:
+                self.legend_slot = grid[3]
+                self.legend_slot.axis("off")
         else:  # stacked, wide margins: 16-point ticks and labels on both sides of a narrow picture
             self.figure.subplots_adjust(left=0.2, right=0.8, bottom=0.4, top=0.94, hspace=0.75)
             grid = self.figure.subplots(2, 1)
@@ -228,13 +243,14 @@ class LiveRunFigure:
     def _draw_run(self, run: RunCurves, x_key: str, extents: dict[str, list[float]]) -> None:
         lines = self._lines.setdefault(run.key, {})
         alpha = FADED_ALPHA if run.faded else 1.0
-        for metric, (panel, style) in self.METRICS.items():
+        for metric, (panel, style, dense) in self.METRICS.items():
             if panel not in self.panels:
                 continue
             axis = self.panels[panel]
             x, mean, low, high = seed_band(run.histories, metric, x_key, positive=panel in self.LOG_PANELS)
             if metric not in lines:
-                (lines[metric],) = axis.plot([], [], **{**style, **({"marker": run.marker} if "marker" in style else {})})
+                markevery = (MARKER_STAGGER * (run.key % 4), MARKER_SPACING) if dense else None  # 4 staggers fill one spacing
+                (lines[metric],) = axis.plot([], [], label=f"{run.label}: {metric}", marker=run.marker, markevery=markevery, **style)
             line = lines[metric]
             line.set_data(x, mean)
             if metric == "eval_accuracy":
@@ -288,11 +304,9 @@ class LiveRunFigure:
             positive = [v for v in values if v > 0]
             if not positive:
                 return None
-            return 10.0 ** math.floor(math.log10(min(positive)) + 1e-9), 10.0 ** math.ceil(math.log10(max(positive)) - 1e-9)
-        if panel == "reward":
-            span = max(high - low, 1.0)
-            return min(-0.02, low - 0.05 * span), max(1.02, high + 0.05 * span)
-        if panel == "zero_std":
+            low_decade, high_decade = math.floor(math.log10(min(positive)) + 1e-9), math.ceil(math.log10(max(positive)) - 1e-9)
+            return 10.0**low_decade, 10.0 ** max(high_decade, low_decade + 1)  # one decade at least: a constant, 1.0, is on it
+        if panel in ("reward", "zero_std"):  # fractions: an offset reward (5.3) runs off the top, accuracy keeps the panel
             return -0.02, 1.02
         if panel == "histogram":
             return low, high
@@ -332,9 +346,13 @@ class LiveRunFigure:
         if not runs:
             return
         handles = [Line2D([], [], color=run.color, marker=run.marker, ms=9, lw=3, alpha=FADED_ALPHA + 0.2 if run.faded else 1.0) for run in runs]
-        # wrapped to the picture's width (about 0.55 em a character, the marker's room left out)
-        characters = int(self.css_width_px / (0.55 * LIVE_FONT_SIZES["legend"] * CSS_DPI / 72)) - 5
+        # wrapped to the picture's width, or the spare slot's (about 0.55 em a character, the marker's room left out)
+        width = self.css_width_px * (0.45 if self.legend_slot is not None else 1.0)
+        characters = int(width / (0.55 * LIVE_FONT_SIZES["legend"] * CSS_DPI / 72)) - 5
         labels = [textwrap.fill(f"{run.tag}: {run.label}" if run.tag else run.label, characters, subsequent_indent="  ") for run in runs]
+        if self.legend_slot is not None:
+            self._legend = self.legend_slot.legend(handles, labels, loc="upper left", fontsize=LIVE_FONT_SIZES["legend"], frameon=False)
+            return
         # right under the bottom panels' axis labels; png() crops the picture below it
         below_labels = self.figure.subplotpars.bottom - 3.0 * LIVE_FONT_SIZES["label"] / 72 * self.dpi / self.height_px
         self._legend = self.figure.legend(
@@ -357,7 +375,9 @@ class LiveRunFigure:
         if self._background is None:
             self.canvas.draw()  # animated artists are left out of this
             self._background = self.canvas.copy_from_bbox(self.figure.bbox)
-            if self._legend is not None:  # room for the legend and no empty band under it
+            if self.legend_slot is not None:  # the legend is in the spare slot: nothing under the panels to crop
+                self._crop_height = self.height_px
+            elif self._legend is not None:  # room for the legend and no empty band under it
                 legend_bottom = self._legend.get_window_extent(self.canvas.get_renderer()).y0
                 self._crop_height = min(self.height_px, int(self.height_px - legend_bottom) + 6)
             else:
@@ -371,15 +391,3 @@ class LiveRunFigure:
         buffer = io.BytesIO()
         image.save(buffer, format="png", compress_level=1)  # fast: the bytes go over a local websocket
         return buffer.getvalue()
-
-    def save(self, path: str | Path, dpi: int = 110) -> Path:
-        """Write the picture to ``path`` (PNG, SVG or PDF by its suffix, ``plots.save_figure``), with
-        every artist drawn (the animated ones too) and cropped below the legend."""
-        for artist in self._animated:
-            artist.set_animated(False)
-        try:
-            return save_figure(self.figure, path, dpi, tight=True)
-        finally:
-            for artist in self._animated:
-                artist.set_animated(True)
-            self._background = None  # the next png() draws afresh

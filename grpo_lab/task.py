@@ -21,7 +21,7 @@ from pathlib import Path
 import torch
 
 from .checks import paths
-from .checks.files import read_strict_json, write_atomically
+from .checks.files import checksum_problem, read_strict_json, record_checksum, write_atomically
 from .core.config import TrainConfig
 from .core.loop import greedy_accuracy
 from .core.model import TinyTransformer, decode, encode
@@ -32,7 +32,8 @@ EVAL_SET_SIZE = 300
 DATA_DIR = paths.DATA_DIR  # read at call time (tests point it elsewhere)
 
 OPERATIONS = "+-*"
-MAX_DIGITS = 5  # 5-digit addition is the long-answer regime's task (6-7 answer tokens); a policy must also read the task (checks.checkpoints.context_problem)
+# 5-digit addition is the long-answer regime's task (6-7 answer tokens); a policy must also read the task (checks.checkpoints.context_problem)
+MAX_DIGITS = 5
 
 
 @dataclass(frozen=True)
@@ -84,7 +85,6 @@ class Task:
         a, rest = divmod(index, high * len(self.ops))
         b, op_index = divmod(rest, len(self.ops))
         return a, self.ops[op_index], b
-
 
 
 def solve(a: int, op: str, b: int) -> str:
@@ -145,6 +145,14 @@ def eval_path(task: Task) -> Path:
     return DATA_DIR / "eval" / f"{task.name}.json"
 
 
+RESTORE_EVAL_CHECKSUMS = "restore it (git checkout checksums.json) or regenerate the eval sets with: python -m grpo_lab pretrain"
+
+
+def eval_checksums_path(eval_set: Path) -> Path:
+    """The checksums.json beside an eval set: the SHA-256 of each set ``pretrain`` wrote there."""
+    return eval_set.parent / "checksums.json"
+
+
 PERMUTED_PROBLEM_SPACE = 10**7  # eval sets of problem spaces up to this size come from one seeded permutation
 
 
@@ -164,8 +172,11 @@ def generate_eval_problems(task: Task, seed: int = 1234) -> list[tuple[int, str,
 
 
 def write_eval_set(task: Task) -> Path:
+    """Write the task's eval set and record its SHA-256 in the checksums.json beside it."""
     problems = generate_eval_problems(task)
-    return write_atomically(eval_path(task), json.dumps({"task": task.name, "problems": [list(p) for p in problems]}) + "\n")
+    path = write_atomically(eval_path(task), json.dumps({"task": task.name, "problems": [list(p) for p in problems]}) + "\n")
+    record_checksum(eval_checksums_path(path), path, RESTORE_EVAL_CHECKSUMS)
+    return path
 
 
 _EVAL_CACHE: dict[str, list[tuple[int, str, int]]] = {}
@@ -173,7 +184,9 @@ _EVAL_CACHE: dict[str, list[tuple[int, str, int]]] = {}
 
 def read_eval_set(task: Task, path: Path) -> list[tuple[int, str, int]]:
     """The problems in the eval set file ``path``; one ValueError naming the file and what is wrong
-    (not JSON, NaN, nested too deeply, another task, a problem that is not one of ``task``'s)."""
+    (not JSON, NaN, nested too deeply, another task, a problem that is not one of ``task``'s, fewer
+    or more problems than ``generate_eval_problems`` draws, bytes other than the SHA-256 in the
+    checksums.json beside it says: a damaged set would measure every run on other problems)."""
     restore = f"restore it (git checkout {path.name}) or regenerate it with: python -m grpo_lab pretrain"
     try:
         data = read_strict_json(path)
@@ -189,6 +202,14 @@ def read_eval_set(task: Task, path: Path) -> list[tuple[int, str, int]]:
         valid = valid and all(type(operand) is int and 0 <= operand < largest for operand in (problem[0], problem[2]))
         if not valid:
             raise ValueError(f"eval set {path} is not readable (malformed: {str(problem)[:60]} is not a {task.name} problem): {restore}")
+    size = min(EVAL_SET_SIZE, task.num_problems())
+    if len(problems) != size:
+        raise ValueError(
+            f"eval set {path} is damaged or truncated: it holds {len(problems)} problems, a {task.name} eval set holds {size}; {restore}"
+        )
+    damage = checksum_problem(eval_checksums_path(path), path, RESTORE_EVAL_CHECKSUMS)
+    if damage is not None:
+        raise ValueError(f"eval set {path} {damage}; {restore}")
     return [tuple(problem) for problem in problems]
 
 

@@ -22,7 +22,7 @@ from pathlib import Path
 from grpo_lab.experiments.catalog import DEFAULT_REGIME, EXPERIMENTS, REGIMES
 from grpo_lab.experiments.claims import CLAIMS
 from grpo_lab.experiments.claims_report import available_results, regime_finding, verdict_cell
-from grpo_lab.experiments.runner import RESULTS_DIR, is_number, rounded
+from grpo_lab.experiments.runner import RESULTS_DIR, is_finite_number, rounded
 from grpo_lab.experiments.stats import summarize
 
 
@@ -44,7 +44,7 @@ def changed_derived(before: dict, after: dict, path: str = "") -> list[str]:
     mean; the verdicts say whether the move matters. Accuracies at equal wall time are clock readings: left out."""
     if isinstance(before, dict) and isinstance(after, dict):
         return [line for key in before if "wall_time" not in key for line in changed_derived(before[key], after.get(key), f"{path}/{key}")]
-    if is_number(before) and is_number(after):
+    if is_finite_number(before) and is_finite_number(after):
         return []
     return [] if before == after else [f"{path}: {before} -> {after}"]
 

@@ -54,34 +54,9 @@ from grpo_lab.experiments.claims import CLAIMS, evaluate_claim  # noqa: E402
 from grpo_lab.task import Task, read_eval_set  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
-ODD_VALUES = [
-    "x",
-    "",
-    None,
-    True,
-    False,
-    float("nan"),
-    float("inf"),
-    -float("inf"),
-    -1,
-    0,
-    1,
-    2**31,
-    10**400,
-    -(10**400),
-    1e-300,
-    0.5,
-    [],
-    {},
-    (1,),
-    b"1",
-    object(),
-    "default",
-    "1e-4",
-    " 8",
-    "cuda",
-    "nan",
-]
+sys.path.insert(0, str(ROOT / "tests"))
+from bad_values import ODD_VALUES  # noqa: E402  (the tests' table: one list of odd values)
+
 ODD_STRINGS = [
     "",
     "x",

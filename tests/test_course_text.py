@@ -10,6 +10,7 @@ from pathlib import Path
 
 import nbformat
 import pytest
+from conftest import assert_one_line_naming
 
 from grpo_lab.course import drill, drill_answers, text_files
 
@@ -23,15 +24,17 @@ def test_every_text_file_is_valid_json_that_the_course_reads():
 
 def test_a_missing_file_names_it(tmp_path, monkeypatch):
     monkeypatch.setattr(text_files, "TEXT_DIR", tmp_path)
-    with pytest.raises(FileNotFoundError, match=r"quiz\.json is missing"):
+    with pytest.raises(FileNotFoundError) as caught:
         text_files.load_text("quiz.json", list)
+    assert_one_line_naming(caught.value, tmp_path / "quiz.json")
 
 
 def test_a_file_that_is_not_json_names_it_and_where(tmp_path, monkeypatch):
     monkeypatch.setattr(text_files, "TEXT_DIR", tmp_path)
     (tmp_path / "quiz.json").write_text('[{"source": "01 §2",]', encoding="utf-8")
-    with pytest.raises(ValueError, match=r"quiz\.json is not valid JSON: .*line 1 column"):
+    with pytest.raises(ValueError) as caught:
         text_files.load_text("quiz.json", list)
+    assert_one_line_naming(caught.value, tmp_path / "quiz.json", "line 1 column 21")  # the file, and where in it
 
 
 def test_a_file_without_a_field_the_course_needs_names_the_file_and_the_field(tmp_path, monkeypatch):
@@ -39,8 +42,9 @@ def test_a_file_without_a_field_the_course_needs_names_the_file_and_the_field(tm
     del quiz[2]["zh"]["why"]
     monkeypatch.setattr(text_files, "TEXT_DIR", tmp_path)
     (tmp_path / "quiz.json").write_text(json.dumps(quiz, ensure_ascii=False), encoding="utf-8")
-    with pytest.raises(ValueError, match=r"quiz\.json is malformed: missing key 'why'"):
+    with pytest.raises(ValueError) as caught:
         text_files.load_text("quiz.json", drill.quiz_from_text)
+    assert_one_line_naming(caught.value, tmp_path / "quiz.json", "'why'")
 
 
 def test_a_quiz_answer_outside_its_options_is_malformed(tmp_path, monkeypatch):
@@ -48,21 +52,23 @@ def test_a_quiz_answer_outside_its_options_is_malformed(tmp_path, monkeypatch):
     quiz[0]["answer"] = len(quiz[0]["en"]["options"])
     monkeypatch.setattr(text_files, "TEXT_DIR", tmp_path)
     (tmp_path / "quiz.json").write_text(json.dumps(quiz, ensure_ascii=False), encoding="utf-8")
-    with pytest.raises(ValueError, match=r"quiz\.json is malformed: question 1 \(en\)"):
+    with pytest.raises(ValueError) as caught:
         text_files.load_text("quiz.json", drill.quiz_from_text)
+    assert_one_line_naming(caught.value, tmp_path / "quiz.json", "1", "en")  # the file, the question and its language
 
 
 def test_an_answer_number_that_no_sentence_quotes_is_malformed():
     text = json.loads((text_files.TEXT_DIR / "answers.json").read_text(encoding="utf-8"))
     text["numbers"]["spare"] = dict(text["numbers"]["tied_g8"], metric="critic_parameters")
-    with pytest.raises(ValueError, match="numbers that no answer quotes: spare"):
+    with pytest.raises(ValueError) as caught:
         drill_answers.answers_from_text(text)
+    assert_one_line_naming(caught.value, "spare")
 
 
 def test_the_remedies_share_one_test_with_their_own_cells():
-    for key, cell in (("g2-ema", "G=2 + EMA baseline"), ("g2-kl", "G=2 + KL 0.04"), ("g2-lr", "G=2 + lr 3e-5")):
+    for key, cell in (("g2-ema", "g2-ema"), ("g2-kl", "g2-kl0.04"), ("g2-lr", "g2-lr3e-5")):  # claim key, cell id
         claim = drill.CLAIMS_ZH[key]
-        assert [number.cell for number in claim.numbers] == ["G=2", cell, "G=2", cell], key
+        assert [number.cell for number in claim.numbers] == ["g2", cell, "g2", cell], key
         assert claim.how == drill.CLAIMS_ZH["g2-ema"].how
 
 
@@ -111,8 +117,9 @@ def test_a_notebook_reads_another_regimes_cached_result_and_can_rerun_it(monkeyp
 
 
 def test_a_printed_table_fits_a_notebook_width_and_keeps_every_value(capsys):
-    from grpo_lab.course.notebook import TABLE_CHARACTERS, TABLE_LABEL_CHARACTERS, fmt, print_table
+    from grpo_lab.course.notebook import TABLE_CHARACTERS, TABLE_LABEL_CHARACTERS, mean_std_text, print_table
     from grpo_lab.experiments import load_result
+    from grpo_lab.experiments.catalog import cell_label
 
     versus = load_result("grpo-vs-ppo")  # the widest table of the course: long labels, five metrics
     metrics = ["late_eval_accuracy", "samples_to_target", "time_to_target_s", "time_per_step_s", "eval_max_drawdown"]
@@ -121,7 +128,7 @@ def test_a_printed_table_fits_a_notebook_width_and_keeps_every_value(capsys):
     assert max(len(line) for line in printed.splitlines()) <= TABLE_CHARACTERS
     for cell in versus["cells"]:
         for metric in metrics:
-            assert fmt(versus, cell["label"], metric, 2) in printed
-        for piece in textwrap.wrap(cell["label"], TABLE_LABEL_CHARACTERS):  # wrapped, not cut
+            assert mean_std_text(versus, cell["id"], metric, 2) in printed
+        for piece in textwrap.wrap(cell_label("grpo-vs-ppo", cell["id"]), TABLE_LABEL_CHARACTERS):  # the label, wrapped, not cut
             assert piece in printed, piece
     assert printed.count("late_eval_accuracy") == 1 and "eval_max_drawdown" in printed  # each metric once, in some block

@@ -6,9 +6,11 @@ from __future__ import annotations
 import re
 
 import pytest
+from conftest import assert_one_line_error, assert_one_line_naming
 
 from grpo_lab.course import drill
-from grpo_lab.experiments.claims import CLAIMS, stat
+from grpo_lab.experiments.catalog import cell_label
+from grpo_lab.experiments.claims import CLAIMS, cell_summary
 from grpo_lab.experiments.stats import format_mean_std
 
 
@@ -34,8 +36,9 @@ def test_findings_print_for_cited_claims(language, capsys):
 
 
 def test_an_unknown_claim_key_is_one_clear_error():
-    with pytest.raises(ValueError, match="claim key.*no-such-claim.*not valid"):
+    with pytest.raises(ValueError) as caught:
         drill.findings(["no-such-claim"])
+    assert_one_line_naming(caught.value, "no-such-claim", "offset")  # the bad key, and the keys there are
 
 
 def test_every_claim_has_a_chinese_summary_whose_numbers_exist_in_the_results():
@@ -54,8 +57,8 @@ def test_the_chinese_drill_prints_chinese_words_and_the_numbers_of_the_result_fi
     drill.print_findings(["offset", "variance", "batchnorm"], "zh")
     out = capsys.readouterr().out
     results = drill.cached_results()
-    assert format_mean_std(stat(results, "offset-and-scale", "none, offset 5", "late_eval_accuracy")) in out
-    assert format_mean_std(stat(results, "variance", "reference, G=8", "net_snr.zscore")) in out
+    assert format_mean_std(cell_summary(results, "offset-and-scale", "none-offset5", "late_eval_accuracy")) in out
+    assert format_mean_std(cell_summary(results, "variance", "reference-g8", "net_snr.zscore")) in out
     verdicts = [finding.verdict for _, finding in drill.findings(["offset", "variance", "batchnorm"], results)]
     assert all(drill.VERDICTS_ZH[verdict] in out for verdict in verdicts)
     assert "怎么检验" in out and "关键数字" in out and "为什么不测" in out
@@ -133,10 +136,12 @@ def test_the_timed_answer_counts_down_in_the_background():
 
 
 def test_the_timed_answer_rejects_bad_settings():
-    with pytest.raises(ValueError, match="seconds=0 is not valid"):
+    with pytest.raises(ValueError) as caught:
         TimedAnswer("cues", ["answer"], seconds=0)
-    with pytest.raises(ValueError, match="language='fr' is not valid"):
+    assert_one_line_naming(caught.value, "seconds", 0)
+    with pytest.raises(ValueError) as caught:
         drill_answers.say_it_aloud("30s", "fr")
+    assert_one_line_naming(caught.value, "language", "'fr'", "en", "zh")
 
 
 @pytest.mark.parametrize("language", drill_answers.LANGUAGES)
@@ -174,10 +179,11 @@ def test_rerun_fast_writes_results_and_claims_to_a_scratch_folder_and_the_drill_
     monkeypatch.delenv(RESULTS_DIR_ENV)
     folder = drill_answers.rerun_fast(["offset-and-scale"], tmp_path / "mine")
     assert (folder / "offset-and-scale.json").is_file() and (folder / "claims.md").is_file()
-    assert drill.results_folder() == folder and list(drill.cached_results()) == ["offset-and-scale"]
+    assert drill.course_results_folder() == folder and list(drill.cached_results()) == ["offset-and-scale"]
     assert "fast run, just now" in drill.results_sources()[0]
-    with pytest.raises(ValueError, match="experiment='nope' is not valid"):
+    with pytest.raises(ValueError) as caught:
         drill_answers.rerun_fast(["nope"], tmp_path / "other")
+    assert_one_line_error(caught.value, "experiment", "nope")
 
 
 def test_the_chinese_plain_words_belong_to_claims_and_are_printed(capsys):
@@ -204,9 +210,14 @@ NUMBER_TOKEN = re.compile(r"\d+(?:\.\d+)?")
 ARXIV_ID = re.compile(r"\d{4}\.\d{4,5}")
 
 
+def cell_words(number) -> str:
+    """The labels of the cells a number quotes: the words that name their settings ('PPO critic (G=8, 16 prompts)')."""
+    return " ".join(cell_label(number.experiment, cell_id) for cell_id in (number.cell, number.over) if cell_id and cell_id != drill.DERIVED)
+
+
 def settings_named(sentence) -> set[str]:
     """The numbers that name a setting of the cells a sentence quotes ('G = 8', '+5', 'x0.1', '128 prompts')."""
-    return set(NUMBER_TOKEN.findall(" ".join(f"{n.cell} {n.metric} {n.over} {n.english}" for n in sentence.numbers)))
+    return set(NUMBER_TOKEN.findall(" ".join(f"{cell_words(n)} {n.metric} {n.english}" for n in sentence.numbers)))
 
 
 @pytest.mark.parametrize("key", list(drill_answers.ANSWERS))
@@ -253,9 +264,9 @@ def test_the_chinese_audit_quotes_the_numbers_the_english_one_does():
 def test_a_derived_number_and_a_ratio_are_read_from_the_result_and_follow_it():
     results = drill.cached_results()
     crossover = drill.Number("交叉点", "grpo-vs-ppo", drill.DERIVED, "crossover_s_per_response")
-    ratio = drill.Number("倍数", "grpo-vs-ppo", "PPO critic (G=8, 16 prompts)", "time_per_step_s", over="GRPO (zscore, G=8, 16 prompts)")
+    ratio = drill.Number("倍数", "grpo-vs-ppo", "ppo-g8", "time_per_step_s", over="grpo")
     assert drill.number_value(crossover, results)["mean"] == results["grpo-vs-ppo"]["derived"]["crossover_s_per_response"]
-    ppo, grpo = (stat(results, "grpo-vs-ppo", cell, "time_per_step_s")["mean"] for cell in (ratio.cell, ratio.over))
+    ppo, grpo = (cell_summary(results, "grpo-vs-ppo", cell, "time_per_step_s")["mean"] for cell in (ratio.cell, ratio.over))
     assert drill.number_value(ratio, results)["mean"] == pytest.approx(ppo / grpo)
     assert drill.written_number(ratio, results, "zh").endswith(" 倍") and drill_answers.spoken_number(ratio, results).endswith("x")
     changed = {**results, "grpo-vs-ppo": {**results["grpo-vs-ppo"], "derived": {"crossover_s_per_response": 0.5}}}

@@ -4,9 +4,11 @@ whose rewards differ, counting every sampled response; against the filter that d
 from __future__ import annotations
 
 import pytest
+from conftest import assert_one_line_error
 
 from grpo_lab import TrainConfig, train
 from grpo_lab.checks.config_rules import validate_config
+from grpo_lab.errors import ConfigError
 
 SHORT = dict(reference="weak", prompts_per_step=8, group_size=4, steps=3, eval_every=0, probe_every=0, seed=0)
 
@@ -38,10 +40,9 @@ def test_without_dynamic_sampling_a_step_samples_one_batch():
     assert all(record["responses_sampled"] == 8 * 4 and record["groups_used"] == 8 for record in steps)
 
 
-@pytest.mark.parametrize(
-    "changes",
-    [{"dynamic_sampling_batches": -1}, {"dynamic_sampling_batches": 65}, {"dynamic_sampling_batches": 2, "baseline": "critic", "group_size": 1}],
-)
-def test_bad_dynamic_sampling_settings_are_one_clear_error(changes):
-    with pytest.raises(ValueError, match=r"dynamic_sampling_batches=.* is not valid: must be an integer from 0 \(off\) to 64"):
-        validate_config(TrainConfig(**changes))
+# its range (-1, 65, ...) is in the shared table of bad values (tests/bad_values.py)
+@pytest.mark.parametrize("changes", [{"baseline": "critic", "group_size": 1}, {"baseline": "mc_value"}])
+def test_dynamic_sampling_without_groups_to_compare_is_one_clear_error(changes):
+    with pytest.raises(ConfigError) as caught:
+        validate_config(TrainConfig(dynamic_sampling_batches=2, **changes))
+    assert_one_line_error(caught.value, "dynamic_sampling_batches", 2)

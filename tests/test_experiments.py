@@ -7,6 +7,7 @@ import json
 
 import pytest
 import torch
+from conftest import assert_one_line_error, assert_one_line_naming
 from matplotlib.figure import Figure
 
 import grpo_lab
@@ -24,7 +25,8 @@ from grpo_lab.experiments import (
     summarize,
     write_result,
 )
-from grpo_lab.experiments.claims import UNTESTED, stat
+from grpo_lab.experiments.catalog import UnknownCellError, cell_label, cell_labels, result_cell
+from grpo_lab.experiments.claims import UNTESTED, cell_summary
 from grpo_lab.experiments.stats import format_mean_std
 
 
@@ -65,8 +67,8 @@ SMALLEST_POINTS = 9  # issue 22: legends and ticks at 9 pt or more at that width
 
 def check_readable_at_notebook_width(figure: Figure, name: str) -> None:
     """At most two panels a row; every visible text at >= 9 pt when the figure is shown 900 px wide; on
-    each panel no two labelled lines share a line style and marker (they stay apart in grey and under
-    colour blindness, and where they coincide)."""
+    each panel no two labelled lines share a line style, marker and width (they stay apart in grey and
+    under colour blindness, and where they coincide)."""
     from matplotlib.text import Text
 
     scale = NOTEBOOK_WIDTH_INCHES / figure.get_figwidth()
@@ -76,7 +78,7 @@ def check_readable_at_notebook_width(figure: Figure, name: str) -> None:
     assert all(points >= SMALLEST_POINTS for points in small.values()), {text: pt for text, pt in small.items() if pt < SMALLEST_POINTS}
     for axis in panels:
         looks = [
-            (line.get_label(), str(line.get_linestyle()), str(line.get_marker()))
+            (line.get_label(), str(line.get_linestyle()), str(line.get_marker()), line.get_linewidth())
             for line in axis.get_lines()
             if not line.get_label().startswith("_") and len(line.get_xdata()) > 1
         ]
@@ -92,8 +94,8 @@ def test_a_figure_reads_at_notebook_width_and_its_lines_differ_in_style_not_only
 
 
 def test_the_notebooks_run_figure_reads_at_notebook_width_and_its_runs_differ_in_style_not_only_colour():
-    """plots.run_figure (the live runs of 00, 01b, 02, 04a, 05b): four runs whose curves coincide, each
-    with its own line style as well as colour and marker (05b's held-out curves lie within a few points)."""
+    """plots.run_figure (the live runs of 00, 01b, 02, 04a, 05b): four runs whose curves coincide, every
+    line of each with its own marker as well as colour (05b's held-out curves lie within a few points)."""
     from grpo_lab.plots import run_figure
 
     history = [{"step": s, "reward": 0.4, "eval_accuracy": 0.7, "grad_var": 1.0, "frac_reward_zero_std": 0.1} for s in range(0, 30, 10)]
@@ -141,17 +143,17 @@ def test_claims_md_is_exactly_what_the_result_files_give(cached):
 def test_numbers_quoted_in_claims_md_match_the_json(cached):
     text = (RESULTS_DIR / "claims.md").read_text()
     quoted = [
-        ("offset-and-scale", "none, offset 5", "late_eval_accuracy"),
-        ("offset-and-scale", "mean, offset 5", "late_eval_accuracy"),
-        ("group-size", "equal samples, G=2", "late_eval_accuracy"),
-        ("group-size", "equal prompts, G=16", "late_eval_accuracy"),
-        ("small-group-remedies", "G=2 + EMA baseline", "late_eval_accuracy"),
-        ("variance", "reference, G=8", "net_snr.zscore"),
+        ("offset-and-scale", "none-offset5", "late_eval_accuracy"),
+        ("offset-and-scale", "mean-offset5", "late_eval_accuracy"),
+        ("group-size", "equal-samples-g2", "late_eval_accuracy"),
+        ("group-size", "equal-prompts-g16", "late_eval_accuracy"),
+        ("small-group-remedies", "g2-ema", "late_eval_accuracy"),
+        ("variance", "reference-g8", "net_snr.zscore"),
     ]
-    for name, label, metric in quoted:
-        summary = next(c for c in cached[name]["cells"] if c["label"] == label)["summary"][metric]
-        assert format_mean_std(summary) in text, f"{name} / {label} / {metric}: {format_mean_std(summary)} not quoted in claims.md"
-    assert format_mean_std(stat(cached, "group-size", "equal samples, G=2", "late_eval_accuracy")) in text
+    for name, cell_id, metric in quoted:
+        summary = next(c for c in cached[name]["cells"] if c["id"] == cell_id)["summary"][metric]
+        assert format_mean_std(summary) in text, f"{name} / {cell_id} / {metric}: {format_mean_std(summary)} not quoted in claims.md"
+    assert format_mean_std(cell_summary(cached, "group-size", "equal-samples-g2", "late_eval_accuracy")) in text
 
 
 def test_every_testable_claim_gets_a_verdict_from_the_full_results(cached):
@@ -164,7 +166,7 @@ def test_every_testable_claim_gets_a_verdict_from_the_full_results(cached):
 
 @pytest.mark.learning
 def test_a_cached_training_cell_reruns_to_the_same_numbers(cached, one_thread):
-    cell = next(c for c in cached["small-group-remedies"]["cells"] if c["label"] == "G=2")
+    cell = next(c for c in cached["small-group-remedies"]["cells"] if c["id"] == "g2")
     fresh = run_cell(cell["config"], seed=0)["metrics"]
     stored = cell["per_seed"][0]["metrics"]
     for metric in ("initial_eval_accuracy", "late_eval_accuracy", "final_eval_accuracy", "frac_reward_zero_std", "adv_abs_max"):
@@ -173,7 +175,7 @@ def test_a_cached_training_cell_reruns_to_the_same_numbers(cached, one_thread):
 
 @pytest.mark.slow  # over 5 s (pytest --durations)
 def test_a_cached_variance_cell_reruns_within_tolerance(cached, one_thread):
-    cell = next(c for c in cached["variance"]["cells"] if c["label"] == "reference, G=2")
+    cell = next(c for c in cached["variance"]["cells"] if c["id"] == "reference-g2")
     fresh = run_cell(cell["config"], seed=0)["metrics"]
     stored = cell["per_seed"][0]["metrics"]
     for baseline in ("none", "mean", "zscore", "ema"):
@@ -207,8 +209,8 @@ def test_units_run_longest_first_by_the_time_the_shipped_result_recorded(cached)
     ordered = longest_first(jobs, keys, seconds)
     times = [seconds[(keys[index], seed)] for index, _, seed in ordered]
     assert sorted(ordered, key=lambda job: (job[0], job[2])) == jobs and times == sorted(times, reverse=True)
-    slowest = max(versus["cells"], key=lambda cell: cell["summary"]["wall_time_s"]["mean"])["label"]
-    assert versus["cells"][ordered[0][0]]["label"] == slowest
+    slowest = max(versus["cells"], key=lambda cell: cell["summary"]["wall_time_s"]["mean"])["id"]
+    assert versus["cells"][ordered[0][0]]["id"] == slowest
     known = {(keys[1], 0): 2.0, (keys[2], 0): 9.0}
     unknown_first = longest_first([(0, {}, 0), (1, {}, 0), (2, {}, 0), (3, {}, 0)], keys, known)
     assert [index for index, _, _ in unknown_first] == [0, 3, 2, 1]
@@ -254,24 +256,26 @@ def test_sweep_group_size_fast_writes_result_and_figure_with_a_progress_bar(tmp_
 
 
 @pytest.mark.parametrize(
-    "argv, message",
+    "argv, named",
     [
-        (["sweep", "nope"], "NAME='nope' is not valid"),
-        (["sweep", "group-size", "--seeds", "0"], "--seeds=0 is not valid"),
-        (["sweep", "variance", "--workers", "0"], "--workers=0 is not valid"),
+        (["sweep", "nope"], ["'nope'"]),
+        (["sweep", "group-size", "--seeds", "0"], ["--seeds", "0"]),
+        (["sweep", "variance", "--workers", "0"], ["--workers", "0"]),
     ],
 )
-def test_sweep_rejects_bad_input_in_one_line(argv, message, capsys):
+def test_sweep_rejects_bad_input_in_one_line(argv, named, capsys):
     assert main(argv) == 2
     error = capsys.readouterr().err
-    assert message in error and len(error.strip().splitlines()) == 1
+    assert all(word in error for word in named) and len(error.strip().splitlines()) == 1, error
 
 
 def test_load_result_says_how_to_make_a_missing_file(tmp_path):
-    with pytest.raises(FileNotFoundError, match="python -m grpo_lab sweep variance --fast"):
+    with pytest.raises(FileNotFoundError) as caught:
         load_result("variance", fast=True, directory=tmp_path)
-    with pytest.raises(ValueError, match="experiment='nope' is not valid"):
+    assert_one_line_naming(caught.value, tmp_path / "variance.json", "python -m grpo_lab sweep variance --fast")  # the file, and how to make it
+    with pytest.raises(ValueError) as caught:
         load_result("nope")
+    assert_one_line_error(caught.value, "experiment", "nope")
 
 
 def test_summarize_counts_only_seeds_with_a_value():
@@ -297,11 +301,73 @@ def test_one_mean_std_formatter_gives_claims_md_form_and_the_course_form():
 def test_check_result_rejects_a_broken_result(cached):
     broken = json.loads(json.dumps(cached["batch-blowup"]))
     broken["cells"][0]["per_seed"].pop()
-    with pytest.raises(ValueError, match="seeds"):
+    with pytest.raises(ValueError) as caught:
         check_result(broken)
+    assert_one_line_naming(caught.value, "seeds")
     del broken["command"]
-    with pytest.raises(ValueError, match="command"):
+    with pytest.raises(ValueError) as caught:
         check_result(broken)
+    assert_one_line_naming(caught.value, "command")
+
+
+def test_every_cell_has_an_id_distinct_within_its_experiment_and_one_label_for_it():
+    for name, experiment in EXPERIMENTS.items():
+        grids = {fast: experiment.grid(fast) for fast in (False, True)}
+        for cells in grids.values():
+            ids = [cell["id"] for cell in cells]
+            assert len(set(ids)) == len(ids), name
+            assert all(cell_label(name, cell["id"]) == cell["label"] for cell in cells), name  # a fast cell has its full cell's label
+        assert list(cell_labels(name)) == list(dict.fromkeys(cell["id"] for fast in (False, True) for cell in grids[fast]))
+
+
+def test_result_files_name_cells_by_id_and_hold_no_label(cached):
+    """Rewording a label touches no result: no file stores one, figures and tables look it up."""
+    every_label = {label for name in EXPERIMENTS for label in cell_labels(name).values()}
+
+    def strings(value):
+        if isinstance(value, dict):
+            return [*value, *(s for v in value.values() for s in strings(v))]
+        return [s for v in value for s in strings(v)] if isinstance(value, list) else [value] if isinstance(value, str) else []
+
+    for name, result in cached.items():
+        assert [entry["id"] for entry in result["grid"]] == [cell["id"] for cell in result["cells"]]
+        assert set(cell_labels(name)) >= {cell["id"] for cell in result["cells"]}
+        assert not every_label & set(strings(result)), name
+
+
+def test_an_unknown_cell_id_raises_one_error_naming_the_experiment_the_id_and_the_known_ids(cached):
+    from grpo_lab.course.notebook import mean_std_seeds, print_table
+    from grpo_lab.experiments.claims import Claim, evaluate_claim
+
+    lookups = [
+        lambda: cell_label("grpo-vs-ppo", "ppo-verl"),
+        lambda: result_cell(cached["grpo-vs-ppo"], "ppo-verl"),
+        lambda: cell_summary(cached, "grpo-vs-ppo", "ppo-verl", "late_eval_accuracy"),
+        lambda: mean_std_seeds(cached["grpo-vs-ppo"], "ppo-verl", "late_eval_accuracy"),
+        lambda: print_table(cached["grpo-vs-ppo"], ["late_eval_accuracy"], ["ppo-verl"]),
+    ]
+    for lookup in lookups:
+        with pytest.raises(UnknownCellError) as error:
+            lookup()
+        message = str(error.value)
+        assert "\n" not in message and "'grpo-vs-ppo'" in message and "'ppo-verl'" in message
+        assert all(cell_id in message for cell_id in cell_labels("grpo-vs-ppo")), message
+    # in a claim's rule a typo is an error, never a silent "not tested"; a cell a --fast result leaves out is "not tested"
+    typo = Claim("typo", "", "", "", ("grpo-vs-ppo",), lambda r: cell_summary(r, "grpo-vs-ppo", "ppo-verl", "late_eval_accuracy"))
+    with pytest.raises(UnknownCellError):
+        evaluate_claim(typo, cached)
+    shorter = {**cached["grpo-vs-ppo"], "cells": [c for c in cached["grpo-vs-ppo"]["cells"] if c["id"] != "ppo-verl-1x4"]}
+    absent = Claim("absent", "", "", "", ("grpo-vs-ppo",), lambda r: cell_summary(r, "grpo-vs-ppo", "ppo-verl-1x4", "late_eval_accuracy"))
+    assert evaluate_claim(absent, {"grpo-vs-ppo": shorter}).verdict == UNTESTED
+
+
+def test_check_result_refuses_a_cell_id_the_catalog_lacks_or_one_twice(cached):
+    for cell_id in ("ppo-verl", cached["grpo-vs-ppo"]["cells"][0]["id"]):  # not in the catalog; the first cell's
+        broken = json.loads(json.dumps(cached["grpo-vs-ppo"]))
+        broken["cells"][1]["id"] = cell_id
+        with pytest.raises(ValueError) as caught:
+            check_result(broken)
+        assert_one_line_naming(caught.value, repr(cell_id))
 
 
 def test_results_readme_quotes_the_recorded_wall_times(cached):

@@ -112,19 +112,7 @@ def test_course_map_quotes_the_measured_run_times():
 
 # the main path: every unit a learner reads from 00 to the final answer (03's study plan is its owner's)
 MAIN_PATH = tuple(name for name in COURSE if not name.startswith(("03_", "06_", "08_")))
-PROSE_WORDS_LIMIT = 1550  # issue 22: "no notebook on the main path carries more than about 1,500 words of prose"
 GLOSSARY = NOTEBOOKS_DIR / "glossary.md"
-
-
-def prose_words(notebook: nbformat.NotebookNode) -> int:
-    """Words in the markdown cells, less the run-time table generated from data/course (data, not prose)."""
-    return sum(len(cell.source.split()) for cell in notebook.cells if cell.cell_type == "markdown" and TIMES_TAG not in cell.metadata.get("tags", []))
-
-
-@pytest.mark.parametrize("name", MAIN_PATH)
-def test_a_main_path_unit_carries_at_most_about_1500_words_of_prose(name):
-    words = prose_words(read(NOTEBOOKS_DIR / f"{name}.ipynb"))
-    assert words <= PROSE_WORDS_LIMIT, f"{name} has {words} words of prose (limit {PROSE_WORDS_LIMIT}): split it or move findings to an appendix"
 
 
 @pytest.mark.parametrize("name", [name for name in MAIN_PATH if name != "00_start_here"])
@@ -139,13 +127,13 @@ def test_a_unit_opens_with_goals_prerequisites_and_study_time_and_closes_with_a_
 
 
 def tabulated_metrics(notebook: nbformat.NotebookNode) -> set[str]:
-    """The metric names a notebook's code prints in tables (print_table's list) or quotes (stat's third argument)."""
+    """The metric names a notebook's code prints in tables (print_table's list) or quotes (mean_std_seeds' third argument)."""
     names: set[str] = set()
     for cell in notebook.cells:
         if cell.cell_type == "code":
             for listed in re.findall(r"print_table\([^,]+,\s*\[([^\]]*)\]", cell.source):
                 names |= set(re.findall(r'"([^"]+)"', listed))
-            names |= set(re.findall(r'stat\([^,]+,\s*[^,]+,\s*"([\w.=]+)"\)', cell.source))
+            names |= set(re.findall(r'mean_std_seeds\([^,]+,\s*[^,]+,\s*"([\w.=]+)"\)', cell.source))
     return names
 
 

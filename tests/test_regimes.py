@@ -6,8 +6,10 @@ from __future__ import annotations
 import json
 
 import pytest
+from conftest import assert_one_line_error, assert_one_line_naming
 
 from grpo_lab.cli import main
+from grpo_lab.errors import ConfigError
 from grpo_lab.experiments.catalog import (
     BEST_LR,
     DEFAULT_REGIME,
@@ -56,8 +58,10 @@ def test_a_policy_too_short_for_a_task_is_one_clear_error_and_long_pt_reads_it()
     from grpo_lab.core.config import TrainConfig
     from grpo_lab.trainer import train
 
-    with pytest.raises(ValueError, match=r"task='5d\+' is not valid: with reference 'default', it needs 19 positions .* max_len=16"):
+    with pytest.raises(ConfigError) as caught:
         train(TrainConfig(task="5d+", steps=1, eval_every=0, probe_every=0))
+    assert_one_line_error(caught.value, "task", "5d+")
+    assert all(fact in caught.value.allowed for fact in ("19", "16", "'long'"))  # positions needed, positions read, and the way out
     result = train(TrainConfig(task="5d+", reference="long", steps=1, eval_every=1, probe_every=0, prompts_per_step=2, group_size=2))
     assert result.status == "finished" and result.history[0]["eval_accuracy"] == pytest.approx(LONG_START, abs=5e-4)
 
@@ -127,8 +131,10 @@ def test_results_of_a_regime_have_their_own_folder_and_command(tmp_path):
     assert result_path("group-size", True, tmp_path, "sparse") == tmp_path / "regimes" / "sparse" / "group-size.json"
     assert command_line("group-size", 3, True, 2, "sparse") == "python -m grpo_lab sweep group-size --regime sparse --seeds 3 --fast --workers 2"
     assert command_line("group-size", 3, False, 2) == "python -m grpo_lab sweep group-size --seeds 3 --workers 2"
-    with pytest.raises(FileNotFoundError, match="--regime sparse"):
+    with pytest.raises(FileNotFoundError) as caught:
         load_result("group-size", directory=tmp_path, regime="sparse")
+    # the file, and the command that makes it
+    assert_one_line_naming(caught.value, result_path("group-size", False, tmp_path, "sparse"), "sweep group-size --regime sparse")
 
 
 def test_a_bad_regime_is_one_line(capsys):
@@ -305,7 +311,7 @@ def test_fewer_seeds_shows_why_the_gentle_grpo_vs_ppo_keeps_five():
     versus = load_result("grpo-vs-ppo")
     shorter = fewer_seeds.first_seeds(versus, 3)
     assert shorter["seeds"] == 3 and all(len(cell["per_seed"]) == 3 for cell in shorter["cells"])
-    grpo = next(cell for cell in shorter["cells"] if cell["label"] == versus["cells"][0]["label"])
+    grpo = next(cell for cell in shorter["cells"] if cell["id"] == versus["cells"][0]["id"])
     late = [entry["metrics"]["late_eval_accuracy"] for entry in versus["cells"][0]["per_seed"][:3]]
     assert grpo["summary"]["late_eval_accuracy"]["mean"] == pytest.approx(sum(late) / 3)
     assert versus["derived"]["crossover_s_per_response"] is not None

@@ -24,6 +24,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
+from bad_values import BAD_VALUES, INF, MPS_ABSENT, NAN, ODD_VALUES, bad_cases
+from conftest import assert_one_line_error, assert_one_line_naming
 
 import grpo_lab.checks.checkpoints as policy_module
 import grpo_lab.checks.config_rules as config_module
@@ -41,61 +43,12 @@ from grpo_lab.cli import main
 from grpo_lab.core.advantages import EMABaseline
 from grpo_lab.core.losses import aggregate, policy_loss_terms
 from grpo_lab.core.model import PolicyConfig, TinyTransformer
+from grpo_lab.errors import ConfigError
 from grpo_lab.experiments import UnreadableResultError, load_result, write_result
 from grpo_lab.experiments.claims_report import available_results
 from grpo_lab.task import Task
 
 ROOT = Path(__file__).resolve().parent.parent
-NAN, INF = float("nan"), float("inf")
-MPS_ABSENT = not torch.backends.mps.is_available()
-
-# every knob, with values that must be refused: wrong types first, then out of range
-BAD_VALUES = {
-    "task": ["6d+", "", "2d/", 2, None],
-    "reference": ["best", "missing.pt", None, 1],
-    "group_size": [1, 257, "8", 8.0, True, None],
-    "prompts_per_step": [0, 1025, "16", 16.0, True],
-    "baseline": ["median", None, 1],
-    "std_eps": [-1.0, 11.0, NAN, INF, "1e-4", True, None],
-    "std_scope": ["prompt", None],
-    "std_ddof": [2, -1, True, 1.0, "1"],
-    "eps_mode": ["max", None],
-    "ema_decay": [1.0, -0.1, NAN, "0.9", True],
-    "kl_coef": [-0.1, 11.0, NAN, "0"],
-    "clip_eps": [0.0, 11.0, NAN, "0.2"],
-    "inner_epochs": [0, 17, 1.5, True],
-    "policy_minibatches": [0, 17, 1.5, "4", True],  # 17 > the default prompts_per_step (16)
-    "critic_schedule": ["verl", None, 1],
-    "mc_rollouts": [0, 65, 1.5, "4"],
-    "lr": [0.0, 2.0, NAN, INF, "1e-4", True, None, 10**400],
-    "critic_lr": [0.0, NAN, "3e-4"],
-    "critic_epochs": [0, 65, 4.0],
-    "critic_minibatches": [0, 257, "4"],
-    "value_clip": [-1.0, 101.0, NAN],
-    "max_grad_norm": [0.0, -1.0, NAN, INF],
-    "steps": [0, 100_001, 1.5, "150", True],
-    "temperature": [0.0, 11.0, NAN],
-    "reward": ["fuzzy", None],
-    "reward_offset": [1e7, NAN, INF, "0"],
-    "reward_scale": [0.0, 1e7, NAN],
-    "reward_noise": [-0.1, 1001.0, NAN],
-    "hard_reward_scale": [0.0, NAN, "1"],
-    "loss_agg": ["sum", None],
-    "skip_zero_std_groups": ["no", "False", 1, 0, None],
-    "micro_batch_size": [-1, 1.5, "0", True],
-    "dynamic_sampling_batches": [-1, 65, 1.5, "2", True],
-    "gae_lambda": [-0.1, 1.1, NAN],
-    "eval_every": [-1, 1.0, True],
-    "probe_every": [-1, "10"],
-    "seed": [-1, 2**31, True, 1.5, "0", None],
-    "device": ["tpu", "cuda:99", "", 5, None, *(["mps"] if MPS_ABSENT else [])],
-}
-# values a fuzzer throws at every knob: each must give a valid config or one ValueError, nothing else
-FUZZ_VALUES = ["x", "", None, True, False, NAN, INF, -INF, -1, 0, 10**400, [], {}, (1,), b"1", 1e-300, object()]
-
-
-def bad_cases():
-    return [(name, value) for name, values in BAD_VALUES.items() for value in values]
 
 
 def test_the_table_covers_every_knob():
@@ -103,74 +56,43 @@ def test_the_table_covers_every_knob():
 
 
 @pytest.mark.parametrize("name, value", bad_cases(), ids=lambda v: repr(v)[:20])
-def test_every_bad_value_is_one_value_error_naming_the_knob(name, value):
-    with pytest.raises(ValueError) as error:
+def test_every_bad_value_is_one_config_error_naming_the_knob(name, value):
+    with pytest.raises(ConfigError) as caught:
         validate_config(TrainConfig(**{name: value}))
-    message = str(error.value)
-    assert message.startswith(f"{name}="), message
-    assert "is not valid" in message and "\n" not in message and len(message) < 400
+    assert_one_line_error(caught.value, name, value)
 
 
-def test_fuzzing_every_knob_gives_a_valid_config_or_a_value_error():
-    outcomes = {"valid": 0, "value_error": 0}
+def test_fuzzing_every_knob_gives_a_valid_config_or_one_config_error():
+    refused = 0
     for config_field in fields(TrainConfig):
-        for value in FUZZ_VALUES:
+        for value in ODD_VALUES:
             try:
                 validate_config(TrainConfig(**{config_field.name: value}))
-                outcomes["valid"] += 1
-            except ValueError as error:
-                assert str(error).startswith(f"{config_field.name}=") and "\n" not in str(error), str(error)
-                outcomes["value_error"] += 1
-    assert outcomes["value_error"] > 25 * len(fields(TrainConfig)) // 2  # most of them are refused
+            except ConfigError as error:
+                assert_one_line_error(error, config_field.name, value)
+                refused += 1
+    assert refused > len(ODD_VALUES) * len(fields(TrainConfig)) // 2  # most of them are refused
 
 
 def test_numpy_scalars_and_paths_are_accepted_as_plain_values():
-    config = validate_config(TrainConfig(
-        group_size=np.int64(4), lr=np.float32(1e-3), skip_zero_std_groups=np.bool_(True), seed=np.int32(3), reference=reference_path("weak")
-    ))
+    config = validate_config(
+        TrainConfig(
+            group_size=np.int64(4), lr=np.float32(1e-3), skip_zero_std_groups=np.bool_(True), seed=np.int32(3), reference=reference_path("weak")
+        )
+    )
     assert type(config.group_size) is int and type(config.lr) is float and config.skip_zero_std_groups is True
     assert config.reference == str(reference_path("weak"))
     json.dumps(config.to_dict())  # no numpy type left to break the JSON
 
 
-@pytest.mark.parametrize(
-    "values, message", [({1: 2}, "unknown TrainConfig field(s): 1"), ({"nope": 1, "lr": 0.1}, "'nope'"), ([("lr", 1)], "needs a dict")]
-)
-def test_from_dict_names_bad_keys(values, message):
-    with pytest.raises(ValueError, match=re.escape(message)):
+@pytest.mark.parametrize("values, named", [({1: 2}, "1"), ({"nope": 1, "lr": 0.1}, "'nope'"), ([("lr", 1)], "dict")])
+def test_from_dict_names_bad_keys(values, named):
+    with pytest.raises(ValueError) as caught:
         TrainConfig.from_dict(values)
+    assert_one_line_naming(caught.value, named)
 
 
-# --- the command line: exit 2, one line, before any work --------------------------------------------
-
-
-@pytest.fixture
-def no_training(monkeypatch):
-    """Fail the test if the CLI starts training: every check must come first."""
-
-    def refuse(*args, **kwargs):
-        raise AssertionError("training started before the input was checked")
-
-    monkeypatch.setattr(cli, "train", refuse)
-
-
-@pytest.mark.parametrize(
-    "args, start",
-    [
-        (["--lr", "inf"], "error: --lr=inf is not valid: must be in (0, 1]"),
-        (["--lr", "1e-4x"], "error: argument --lr: invalid float value"),
-        (["--seed", "-1"], "error: --seed=-1 is not valid: must be an integer from 0 to 2**31 - 1"),
-        (["--device", "cuda:99"], "error: --device='cuda:99' is not valid: this machine has auto, cpu"),
-        (["--reward-noise", "nan"], "error: --reward-noise=nan is not valid"),
-        (["--steps", "1e9"], "error: argument --steps: invalid int value"),
-        (["--task", "9d+"], "error: --task='9d+' is not valid"),
-    ],
-)
-def test_cli_bad_values_are_one_line_and_exit_2(args, start, capsys, no_training):
-    assert main(["train", *args]) == 2
-    err = capsys.readouterr().err.strip()
-    assert err.startswith(start), err
-    assert "\n" not in err and "Traceback" not in err
+# --- the command line: exit 2, one line, before any work (test_cli.py: every bad value of every flag) ---------
 
 
 def run_cli(*args):
@@ -184,14 +106,43 @@ def test_cli_in_a_fresh_process_never_prints_a_traceback(tmp_path):
     with torch.no_grad():
         policy.head.weight[0, 0] = NAN
     save_policy(policy, broken)
+    flipped = bytearray(reference_path("default").read_bytes())
+    flipped[len(flipped) // 3] ^= 0x10  # a bit in a weight of a copy outside data/reference
+    (tmp_path / "flipped.pt").write_bytes(bytes(flipped))
     for args, fragment in [
         (["--device", "cuda:99"], "--device='cuda:99' is not valid"),
         (["--out", str(tmp_path)], "it is a folder"),
         (["--reference", str(broken)], "weight head.weight contains NaN"),
+        (["--reference", str(tmp_path / "flipped.pt")], "do not match the checksum saved with them"),
     ]:
         done = run_cli("train", "--steps", "2", "--quiet", *args)
         assert done.returncode == 2, done.stderr
         assert fragment in done.stderr and "Traceback" not in done.stderr and done.stderr.count("\n") == 1, done.stderr
+
+
+@pytest.mark.slow  # about 8 s each: a process that starts two workers
+@pytest.mark.parametrize("name, to_group", [("SIGTERM", False), ("SIGINT", True)])  # SIGINT to the group, as Ctrl-C sends it
+def test_a_signal_stops_a_sweep_with_one_line_and_no_worker_traceback(name, to_group, tmp_path):
+    command = [sys.executable, "-m", "grpo_lab", "sweep", "variance", "--fast", "--workers", "2", "--out", str(tmp_path)]
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    seen = ""
+    while "0/" not in seen:  # the progress bar: the units are handed to the workers
+        character = process.stderr.read(1)
+        assert character, seen
+        seen += character
+    time.sleep(3)  # the workers are past their start and inside a unit
+    number = getattr(signal, name)
+    if to_group:
+        os.killpg(process.pid, number)
+    else:
+        process.send_signal(number)
+    _, rest = process.communicate(timeout=60)  # returns once every worker has let go of stderr
+    err = seen + rest
+    lines = [line for line in err.replace("\r", "\n").splitlines() if line.strip() and "%|" not in line]  # all but the progress bar
+    assert process.returncode == 128 + number, err
+    assert len(lines) == 1 and lines[0].startswith(f"sweep stopped by {name}"), err
+    assert not any(word in err for word in ("Traceback", "BrokenPipeError", "leaked", "KeyboardInterrupt")), err
+    assert not (tmp_path / "variance.json").exists()
 
 
 @pytest.mark.parametrize(
@@ -231,8 +182,9 @@ def test_sweep_and_pretrain_destinations_are_checked_before_work(tmp_path, capsy
 
 def test_check_destination_makes_missing_folders_and_refuses_folders(tmp_path):
     assert check_destination(tmp_path / "new" / "deeper" / "run.json", "out").parent.is_dir()
-    with pytest.raises(ValueError, match="out=.* is not valid: it is a folder"):
+    with pytest.raises(ConfigError) as caught:
         check_destination(tmp_path, "out")
+    assert_one_line_error(caught.value, "out", str(tmp_path))
     assert list(tmp_path.rglob("*.tmp")) == []  # the write probe cleans up after itself
 
 
@@ -355,8 +307,9 @@ def test_bad_checkpoints_are_refused_at_load_with_one_line(case, tmp_path):
 def test_truncated_checkpoint_is_refused(tmp_path):
     path = save_policy(TinyTransformer(), tmp_path / "whole.pt")
     path.write_bytes(path.read_bytes()[: path.stat().st_size // 2])
-    with pytest.raises(ValueError, match="not a readable checkpoint"):
+    with pytest.raises(ValueError) as caught:
         load_policy(path)
+    assert_one_line_naming(caught.value, path)
 
 
 def test_shipped_checksums_match_the_shipped_files():
@@ -371,16 +324,18 @@ def test_a_flipped_byte_in_a_shipped_reference_is_caught(tmp_path, monkeypatch):
     folder.mkdir()
     monkeypatch.setattr(policy_module, "CHECKSUMS_PATH", folder / "checksums.json")
     copy = Path(shutil.copy(reference_path("default"), folder / "default.pt"))
-    with pytest.raises(ValueError, match="has no checksum"):
+    with pytest.raises(ValueError) as caught:
         load_policy(copy)
+    assert_one_line_naming(caught.value, copy, folder / "checksums.json")  # the file, and where its checksum is missing from
     record_checksum(copy)
     assert load_policy(copy).metadata["name"] == "default"
     data = bytearray(copy.read_bytes())
     data[len(data) // 2] ^= 0x01
     data[len(data) // 2 + 1] ^= 0x01
     copy.write_bytes(bytes(data))
-    with pytest.raises(ValueError, match=r"default.pt is damaged or changed: its SHA-256 is .*git checkout default.pt"):
+    with pytest.raises(ValueError) as caught:
         load_policy(copy)
+    assert_one_line_naming(caught.value, copy, hashlib.sha256(copy.read_bytes()).hexdigest()[:12])  # the file, and the checksum it has now
 
 
 # --- devices ----------------------------------------------------------------------------------------------
@@ -505,8 +460,9 @@ def test_unreadable_result_files_are_named_and_skipped(tmp_path, capsys, monkeyp
     (tmp_path / "group-size.json").write_text("")
     (tmp_path / "sigma-to-zero.json").write_text('{"name": "sigma-to-zero", "cells": [')
     (tmp_path / "batch-blowup.json").write_text("[1, 2]")
-    with pytest.raises(UnreadableResultError, match=r"group-size.json is not a readable result \(it is empty\)"):
+    with pytest.raises(UnreadableResultError) as caught:
         load_result("group-size", directory=tmp_path)
+    assert_one_line_naming(caught.value, tmp_path / "group-size.json")
     results = available_results(tmp_path)
     assert list(results) == ["variance"]
     err = capsys.readouterr().err
@@ -536,23 +492,26 @@ def test_memory_estimate_covers_the_measured_batch_blowup():
         estimate = step_bytes(responses, backward, task.max_answer_length, task.prompt_length + task.max_answer_length)
         activations = summary["saved_activations_mb"]["mean"] * 2**20
         peak = summary["peak_rss_mb"]["mean"] * 2**20
-        assert peak <= estimate <= 3 * peak, cell["label"]  # never below what the process used, not absurdly above
+        assert peak <= estimate <= 3 * peak, cell["id"]  # never below what the process used, not absurdly above
         if responses >= 128:  # where the per-response terms dominate; below, BASE_BYTES' slack covers ~2 MB of fixed activations
-            assert estimate - BASE_BYTES >= activations, cell["label"]
+            assert estimate - BASE_BYTES >= activations, cell["id"]
 
 
 def test_a_batch_that_does_not_fit_is_refused_with_the_way_out(monkeypatch, capsys, no_training):
     monkeypatch.setattr(config_module, "available_bytes", lambda device: 16 * 2**30)
     big = dict(prompts_per_step=1024, group_size=256)
-    with pytest.raises(ValueError, match=r"^micro_batch_size=0 is not valid: 1024 prompts x 256 responses") as error:
+    with pytest.raises(ConfigError) as error:
         validate_config(TrainConfig(**big))
-    fits = int(re.search(r"--micro-batch-size (\d+)", str(error.value)).group(1))
+    assert_one_line_error(error.value, "micro_batch_size", 0)
+    fits = int(re.search(r"--micro-batch-size (\d+)", error.value.allowed).group(1))  # the way out it gives works
     validate_config(TrainConfig(**big, micro_batch_size=fits))
     assert main(["train", "--prompts-per-step", "1024", "--group-size", "256"]) == 2
-    assert "error: --micro-batch-size=0 is not valid" in capsys.readouterr().err
+    err = capsys.readouterr().err.strip()
+    assert "--micro-batch-size" in err and "\n" not in err, err
     monkeypatch.setattr(config_module, "available_bytes", lambda device: 2 * 2**30)
-    with pytest.raises(ValueError, match=r"^prompts_per_step=1024 is not valid: .* even micro-batches of 1"):
+    with pytest.raises(ConfigError) as error:
         validate_config(TrainConfig(**big, micro_batch_size=1))
+    assert_one_line_error(error.value, "prompts_per_step", 1024)
     validate_config(TrainConfig())  # the default run fits in 2 GB
 
 
@@ -628,5 +587,6 @@ def test_a_damaged_eval_set_is_one_line_naming_the_file(tmp_path, monkeypatch):
     (tmp_path / "eval" / "2d+.json").write_text('{"task": "2d+", "probl')
     monkeypatch.setattr(task_module, "DATA_DIR", tmp_path)
     monkeypatch.setattr(task_module, "_EVAL_CACHE", {})
-    with pytest.raises(ValueError, match=r"eval set .*2d\+.json is not readable .*python -m grpo_lab pretrain"):
+    with pytest.raises(ValueError) as caught:
         task_module.eval_problems(Task.parse("2d+"))
+    assert_one_line_naming(caught.value, tmp_path / "eval" / "2d+.json", "python -m grpo_lab pretrain")  # the file, and the command that remakes it

@@ -1,10 +1,10 @@
 """The toy task, its rewards, the tiny policy's sampling and log-probs, and checkpoint files."""
 
-import re
 from dataclasses import replace
 
 import pytest
 import torch
+from conftest import assert_one_line_error, assert_one_line_naming
 
 from grpo_lab.checks.checkpoints import load_policy, load_reference_policy, save_policy
 from grpo_lab.core.config import TrainConfig
@@ -18,8 +18,9 @@ def test_task_spec_parsing():
     assert Task.parse("1d*-+") == Task(1, "+-*")  # ops are normalised to a fixed order
     assert Task.parse("5d+") == Task(5, "+")  # the long-answer regime's task
     for bad in ("6d+", "2d/", "d+", "2+"):
-        with pytest.raises(ValueError, match=re.escape(f"task={bad!r} is not valid")):
+        with pytest.raises(ValueError) as caught:
             Task.parse(bad)
+        assert_one_line_error(caught.value, "task", bad)
 
 
 def test_problems_prompts_and_answers():
@@ -52,8 +53,9 @@ def test_exact_and_partial_rewards():
     assert score_answers(responses, answers, "exact").tolist() == [1, 0, 0, 0]
     partial = score_answers(responses, answers, "partial")
     assert partial.tolist() == pytest.approx([1.0, 2 / 3, 2 / 3, 2 / 3])
-    with pytest.raises(ValueError, match="reward='fuzzy' is not valid"):
+    with pytest.raises(ValueError) as caught:
         score_answers(responses, answers, "fuzzy")
+    assert_one_line_error(caught.value, "reward", "fuzzy")
 
 
 def test_reward_model_distortions_are_seeded():
@@ -70,8 +72,9 @@ def test_reward_model_scales_the_hard_problems_last():
     model = RewardModel("exact", offset=1.0, scale=2.0, hard_scale=0.1)
     rewards, correct = model(["1", "1", "2", "2"], ["1", "1", "1", "1"], hard=torch.tensor([True, False, True, False]))
     assert rewards.tolist() == pytest.approx([0.3, 3.0, 0.1, 1.0]) and correct.tolist() == [1.0, 1.0, 0.0, 0.0]
-    with pytest.raises(ValueError, match="hard_reward_scale=0.1 needs to know which problems are hard"):
+    with pytest.raises(ValueError) as caught:
         model(["1"], ["1"])
+    assert_one_line_naming(caught.value, "hard_reward_scale", "hard=")  # the knob, and the argument it needs
 
 
 def test_answer_mask_stops_after_first_eos():
@@ -102,13 +105,6 @@ def test_cached_sampling_matches_full_recomputation():
     assert torch.equal(answers, recomputed.masked_fill(mask == 0, PAD_ID))
 
 
-def full_sequence_logprobs(policy, prompts, answers):
-    """The log-probs of the answer tokens from one plain forward over prompt + answer (no cache)."""
-    sequence = torch.cat([prompts, answers], dim=1)
-    logits = policy(sequence[:, :-1])[:, prompts.shape[1] - 1 :]
-    return torch.log_softmax(logits, dim=-1).gather(-1, answers[:, :, None]).squeeze(-1)
-
-
 def test_shared_prompts_give_the_same_logprobs_and_gradients_as_a_plain_forward():
     # a GRPO batch: each prompt repeated G=4 times in a row, plus one prompt that appears once
     policy = load_reference_policy("default")
@@ -117,7 +113,7 @@ def test_shared_prompts_give_the_same_logprobs_and_gradients_as_a_plain_forward(
     answers, mask = sample(policy, prompts, 5, temperature=1.0, generator=torch.Generator().manual_seed(0))
     parameters = list(policy.parameters())
     shared = token_logprobs(policy, prompts, answers)
-    plain = full_sequence_logprobs(policy, prompts, answers)
+    plain = token_logprobs(policy, prompts, answers, packed=False)
     assert torch.allclose(shared, plain, atol=1e-5)
     shared_gradients = torch.autograd.grad((shared * mask).sum(), parameters)
     plain_gradients = torch.autograd.grad((plain * mask).sum(), parameters)
@@ -139,7 +135,7 @@ def test_packed_answers_give_each_rows_logprobs_and_gradients(run_lengths, rows_
     for answer_length in (1, 3, 5):
         answers, mask = sample(policy, prompts, answer_length, temperature=1.0, generator=torch.Generator().manual_seed(answer_length))
         assert pack_answers(prompts, answers).rows_per_sequence == rows_per_sequence
-        packed, plain = token_logprobs(policy, prompts, answers), full_sequence_logprobs(policy, prompts, answers)
+        packed, plain = token_logprobs(policy, prompts, answers), token_logprobs(policy, prompts, answers, packed=False)
         assert torch.allclose(packed, plain, atol=1e-5)
         packed_gradients = torch.autograd.grad((packed * mask).sum(), parameters)
         plain_gradients = torch.autograd.grad((plain * mask).sum(), parameters)
@@ -216,25 +212,30 @@ def test_save_and_load_round_trip(tmp_path):
 
 
 def test_load_errors_are_one_clear_line(tmp_path):
-    with pytest.raises(FileNotFoundError, match="does not exist"):
+    with pytest.raises(FileNotFoundError) as caught:
         load_policy(tmp_path / "missing.pt")
+    assert_one_line_naming(caught.value, tmp_path / "missing.pt")
     corrupt = tmp_path / "corrupt.pt"
     corrupt.write_bytes(b"not a checkpoint")
-    with pytest.raises(ValueError, match="not a readable checkpoint"):
+    with pytest.raises(ValueError) as caught:
         load_policy(corrupt)
+    assert_one_line_naming(caught.value, corrupt)
     foreign = tmp_path / "foreign.pt"
     torch.save({"weights": torch.zeros(2)}, foreign)
-    with pytest.raises(ValueError, match="not a grpo-lab policy"):
+    with pytest.raises(ValueError) as caught:
         load_policy(foreign)
+    assert_one_line_naming(caught.value, foreign)
     mismatched = tmp_path / "mismatched.pt"
     save_policy(TinyTransformer(PolicyConfig(d_model=32)), mismatched)
     checkpoint = torch.load(mismatched, weights_only=True)
     checkpoint["config"]["d_model"] = 64
     torch.save(checkpoint, mismatched)
-    with pytest.raises(ValueError, match="does not match the TinyTransformer architecture"):
+    with pytest.raises(ValueError) as caught:
         load_policy(mismatched)
-    with pytest.raises(ValueError, match="reference='best' is not valid"):
+    assert_one_line_naming(caught.value, mismatched, "d_model=64")  # the file, and the architecture it names
+    with pytest.raises(ValueError) as caught:
         load_reference_policy("best")
+    assert_one_line_error(caught.value, "reference", "best")
 
 
 def test_reference_policies_have_documented_accuracy():
@@ -271,7 +272,8 @@ def test_pretrain_rebuilds_a_reference_bit_for_bit_on_the_machine_running_it(tmp
     (pretrain pins its own threads). Bytes are not compared with the shipped file: on another CPU
     torch's kernels sum in another order and this chaotic run lands elsewhere (data/README.md)."""
 
-    from grpo_lab.checks.checkpoints import save_policy, sha256_of
+    from grpo_lab.checks.checkpoints import save_policy
+    from grpo_lab.checks.files import sha256_of
     from grpo_lab.pretrain import PRETRAIN_THREADS, RECIPES, pretrain
 
     previous = torch.get_num_threads()

@@ -6,6 +6,7 @@ import threading
 
 import pytest
 import torch
+from conftest import assert_one_line_error
 
 from grpo_lab import TrainConfig, train
 from grpo_lab.checks.checkpoints import load_reference_policy
@@ -24,63 +25,35 @@ def without_time(history):
     return [{k: v for k, v in record.items() if k != "wall_time"} for record in history]
 
 
+# every knob's bad values are refused in one line by tests/test_reliability.py's table (tests/bad_values.py)
 @pytest.mark.parametrize(
-    "overrides, message",
+    "overrides, knob, value, allowed_mentions",
     [
-        ({"group_size": 1}, "group_size=1 is not valid: must be an integer from 2 to 256"),
-        ({"group_size": 300}, "group_size=300 is not valid"),
-        ({"baseline": "median"}, "baseline='median' is not valid: choose one of none, mean, zscore, rloo, ema, critic, mc_value"),
-        ({"std_eps": -1.0}, "std_eps=-1.0 is not valid"),
-        ({"lr": 0.0}, "lr=0.0 is not valid: must be in (0, 1]"),
-        ({"critic_lr": float("nan")}, "critic_lr=nan is not valid: must be in (0, 1]"),
-        ({"steps": 0}, "steps=0 is not valid"),
-        ({"task": "6d+"}, "task='6d+' is not valid"),
-        ({"reference": "missing.pt"}, "reference='missing.pt' is not valid"),
-        ({"loss_agg": "sum"}, "loss_agg='sum' is not valid: choose one of seq_mean, token_mean, token_sum_norm"),
-        ({"micro_batch_size": -1}, "micro_batch_size=-1 is not valid"),
-        ({"temperature": 0.0}, "temperature=0.0 is not valid"),
-        ({"reward": "fuzzy"}, "reward='fuzzy' is not valid"),
-        ({"clip_eps": 0.0}, "clip_eps=0.0 is not valid"),
-        ({"prompts_per_step": 1}, "prompts_per_step=1 is not valid: must be at least 2 when probe_every > 0"),
-        ({"reward_noise": float("nan")}, "reward_noise=nan is not valid"),
-        ({"device": "tpu"}, "device='tpu' is not valid"),
+        ({"group_size": 1}, "group_size", 1, ["2", "256", "zscore"]),  # the range, and the baseline that sets its low end
+        ({"lr": "fast"}, "lr", "fast", ["1", "str"]),  # the range, and the type that was given
+        ({"baseline": "median"}, "baseline", "median", ["none", "mean", "zscore", "rloo", "ema", "critic", "mc_value"]),
+        ({"task": "9d+"}, "task", "9d+", ["2d+"]),  # an example of the form
+        ({"device": "tpu"}, "device", "tpu", available_devices()),
+        ({"seed": -1}, "seed", -1, ["0", "2**31 - 1"]),
     ],
 )
-def test_bad_config_gives_one_line_naming_the_knob(overrides, message):
-    with pytest.raises(ValueError) as error:
-        validate_config(TrainConfig(**overrides))
-    assert message in str(error.value)
-    assert "\n" not in str(error.value)
-
-
-@pytest.mark.parametrize(
-    "overrides, knob, value, allowed",
-    [
-        ({"group_size": 1}, "group_size", 1, "must be an integer from 2 to 256 (baseline='zscore' needs at least 2 responses per group)"),
-        ({"lr": "fast"}, "lr", "fast", "must be in (0, 1] (str, not a number)"),
-        ({"baseline": "median"}, "baseline", "median", "choose one of none, mean, zscore, rloo, ema, critic, mc_value"),
-        ({"task": "9d+"}, "task", "9d+", "write '{digits}d{ops}' with digits 1 to 5 and ops from '+-*', e.g. '2d+' or '1d+-*'"),
-        ({"device": "tpu"}, "device", "tpu", "this machine has " + ", ".join(available_devices())),
-        ({"seed": -1}, "seed", -1, "must be an integer from 0 to 2**31 - 1"),
-    ],
-)
-def test_a_config_error_carries_the_knob_the_value_and_the_allowed_range(overrides, knob, value, allowed):
+def test_a_config_error_carries_the_knob_the_value_and_the_allowed_range(overrides, knob, value, allowed_mentions):
     with pytest.raises(ConfigError) as caught:
         validate_config(TrainConfig(**overrides))
     error = caught.value
     assert isinstance(error, ValueError)  # `except ValueError` still catches it
-    assert (error.knob, error.value, error.allowed) == (knob, value, allowed)
-    assert str(error) == f"{knob}={value!r} is not valid: {allowed}"
+    assert_one_line_error(error, knob, value)
+    assert all(mention in error.allowed for mention in allowed_mentions), error.allowed
     copy = pickle.loads(pickle.dumps(error))  # the sweep's worker processes send errors back pickled
-    assert (type(copy), copy.knob, copy.value, copy.allowed, str(copy)) == (ConfigError, knob, value, allowed, str(error))
+    assert (type(copy), copy.knob, copy.value, copy.allowed, str(copy)) == (ConfigError, knob, value, error.allowed, str(error))
 
 
 def test_a_config_error_shortens_a_long_value_in_its_line_but_keeps_it_whole():
-    long_name = "exact" * 20
+    long_name = "exact" * 1000
     with pytest.raises(ConfigError) as caught:
         validate_config(TrainConfig(reward=long_name))
-    assert caught.value.value == long_name and len(caught.value.value_text) == 60 and caught.value.value_text.endswith("...")
-    assert str(caught.value).startswith(f"reward={caught.value.value_text} is not valid: choose one of exact, partial")
+    assert_one_line_error(caught.value, "reward", long_name)
+    assert caught.value.value == long_name and len(str(caught.value)) < 300
 
 
 def test_rollout_scores_each_answer_against_its_own_problem():

@@ -62,9 +62,10 @@ def compute_advantages(
         squares = (2 * largest) * (2 * largest) * rewards.numel()  # the std's sum of squares, at most
         if baseline == "zscore" and not squares < torch.finfo(precision).max:
             continue
-        advantages = core.compute_advantages(rewards.to(precision), baseline, eps, std_scope, std_ddof, eps_mode, average)
+        # checked in the rewards' precision: advantages that fit float64 can still overflow it on the way back
+        advantages = core.compute_advantages(rewards.to(precision), baseline, eps, std_scope, std_ddof, eps_mode, average).to(dtype)
         if (torch.isfinite(advantages) | advantages.isnan()).all():
-            return advantages.to(dtype)
+            return advantages
     raise ValueError(
         f"rewards up to |r| = {largest:.3g} overflow the advantages' {dtype} range under baseline={baseline!r}: "
         "scale the rewards down (or pass float64 rewards)"

@@ -15,9 +15,9 @@ import torch
 from ..core.model import VOCAB, Block, PolicyConfig, TinyTransformer
 from ..errors import ConfigError, shortened
 from ..task import Task
-from . import paths
+from . import files, paths
 from .devices import resolve_device
-from .files import read_strict_json, write_atomically
+from .files import checksum_problem, read_checksums, write_atomically
 from .paths import REFERENCE_NAMES
 
 DATA_DIR = paths.DATA_DIR
@@ -38,7 +38,7 @@ def context_problem(policy: TinyTransformer, task: Task) -> str | None:
 
 
 CHECKPOINT_FORMAT = "grpo-lab-policy-v2"  # v2 carries a checksum of its contents
-LEGACY_FORMATS = ("grpo-lab-policy-v1",)  # read as before: no checksum inside (the shipped references have checksums.json)
+UNCHECKED_FORMAT = "grpo-lab-policy-v1"  # no checksum inside: a flipped bit in a copy loaded with changed weights, so it is refused
 CHECKSUMS_PATH = DATA_DIR / "reference" / "checksums.json"  # SHA-256 of each shipped reference policy
 LARGEST_WEIGHT = 1e4  # a trained TinyTransformer's weights are of order 1; beyond this a forward pass overflows
 SMALLEST_WEIGHT_BYTES = 2  # float16 / bfloat16: a checkpoint holds at least this many bytes per parameter
@@ -75,49 +75,27 @@ def save_policy(policy: TinyTransformer, path: str | Path, metadata: dict | None
     return write_atomically(path, buffer.getvalue())
 
 
-def sha256_of(path: str | Path) -> str:
-    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+RESTORE_CHECKSUMS = "restore it with `git checkout checksums.json` or regenerate the references with: python -m grpo_lab pretrain"
 
 
 def shipped_checksums() -> dict[str, str]:
     """{file name: SHA-256} of the reference policies in data/reference (written by ``pretrain``).
-    A damaged checksums.json (not JSON, NaN, deeply nested, a value that is not a SHA-256) is one
-    ValueError naming the file and what is wrong."""
-    if not CHECKSUMS_PATH.is_file():
-        return {}
-    restore = f"restore it with `git checkout {CHECKSUMS_PATH.name}` or regenerate the references with: python -m grpo_lab pretrain"
-    try:
-        checksums = read_strict_json(CHECKSUMS_PATH)
-    except ValueError as error:  # JSONDecodeError, UnicodeDecodeError, NaN and nesting are ValueErrors
-        raise ValueError(f"{CHECKSUMS_PATH} is not valid JSON ({str(error).splitlines()[0][:80]}): {restore}") from None
-    if not isinstance(checksums, dict):
-        raise ValueError(f"{CHECKSUMS_PATH} is not valid: it holds a JSON {type(checksums).__name__}, not {{file name: SHA-256}}; {restore}")
-    for name, value in checksums.items():
-        if not (isinstance(value, str) and len(value) == 64 and all(c in "0123456789abcdef" for c in value)):
-            raise ValueError(
-                f"{CHECKSUMS_PATH} is not valid: the checksum of {shortened(repr(name))} is {shortened(repr(value))}, not a SHA-256 (64 hex digits); {restore}"
-            )
-    return checksums
+    A damaged checksums.json is one ValueError naming the file and what is wrong."""
+    return read_checksums(CHECKSUMS_PATH, RESTORE_CHECKSUMS)
 
 
 def record_checksum(path: str | Path) -> Path:
     """Store the SHA-256 of the reference policy at ``path`` in data/reference/checksums.json."""
-    checksums = shipped_checksums()
-    checksums[Path(path).name] = sha256_of(path)
-    return write_atomically(CHECKSUMS_PATH, json.dumps(dict(sorted(checksums.items())), indent=1) + "\n")
+    return files.record_checksum(CHECKSUMS_PATH, path, RESTORE_CHECKSUMS)
 
 
 def verify_shipped_checksum(path: Path) -> None:
     """A shipped reference policy must have the bytes it shipped with: a flipped byte can load and
     run, silently worse (a 2-byte flip in default.pt took its accuracy from 0.51 to 0.30)."""
-    expected = shipped_checksums().get(path.name)
-    if expected is None:
-        raise ValueError(f"policy file {path} has no checksum in {CHECKSUMS_PATH}: regenerate the references with: python -m grpo_lab pretrain")
-    actual = sha256_of(path)
-    if actual != expected:
+    problem = checksum_problem(CHECKSUMS_PATH, path, RESTORE_CHECKSUMS)
+    if problem is not None:
         raise ValueError(
-            f"policy file {path} is damaged or changed: its SHA-256 is {actual[:12]}..., {CHECKSUMS_PATH.name} says "
-            f"{expected[:12]}...; restore it (git checkout {path.name}) or rebuild it with: python -m grpo_lab pretrain --only {path.stem}"
+            f"policy file {path} {problem}; restore it (git checkout {path.name}) or rebuild it with: python -m grpo_lab pretrain --only {path.stem}"
         )
 
 
@@ -196,11 +174,15 @@ def expected_shapes(config: PolicyConfig, file_bytes: int) -> dict[str, torch.Si
 
 
 def checkpoint_problem(checkpoint: object, file_bytes: int) -> str | None:
-    """What is wrong with a loaded checkpoint (architecture, weights, checksum), or None."""
-    if not isinstance(checkpoint, dict) or checkpoint.get("format") not in (CHECKPOINT_FORMAT, *LEGACY_FORMATS):
+    """What is wrong with a loaded checkpoint (format, architecture, weights, checksum), or None."""
+    if isinstance(checkpoint, dict) and checkpoint.get("format") == UNCHECKED_FORMAT:
+        return (
+            f"it is in the old format '{UNCHECKED_FORMAT}', which carries no checksum; re-save it with "
+            f"grpo_lab.checks.checkpoints.save_policy or rebuild it with: python -m grpo_lab pretrain --only NAME"
+        )
+    if not isinstance(checkpoint, dict) or checkpoint.get("format") != CHECKPOINT_FORMAT:
         return f"it is not a grpo-lab policy (no '{CHECKPOINT_FORMAT}' format tag)"
-    needed = ("config", "state_dict", "checksum") if checkpoint["format"] == CHECKPOINT_FORMAT else ("config", "state_dict")
-    absent = [key for key in needed if key not in checkpoint]
+    absent = [key for key in ("config", "state_dict", "checksum") if key not in checkpoint]
     if absent:
         return f"it has the format tag but no {' or '.join(repr(key) for key in absent)}"
     problem = architecture_problem(checkpoint["config"])
@@ -210,7 +192,7 @@ def checkpoint_problem(checkpoint: object, file_bytes: int) -> str | None:
     if isinstance(expected, str):
         return expected
     problem = weights_problem(checkpoint["state_dict"], expected)
-    if problem is not None or checkpoint["format"] != CHECKPOINT_FORMAT:
+    if problem is not None:
         return problem
     if checkpoint["checksum"] != contents_checksum(checkpoint["config"], checkpoint.get("metadata", {}), checkpoint["state_dict"]):
         return "it is damaged or changed: its contents do not match the checksum saved with them"

@@ -1,6 +1,6 @@
 """Which devices this machine has, and the device a name stands for ('auto': CUDA, then MPS, then CPU).
 
-Bottom floor: it imports only torch and the errors, so the config's checks (config.py) can use it.
+Bottom floor: it imports only torch and the errors, so the config's rules (config_rules.py) can use it.
 """
 
 from __future__ import annotations

@@ -16,10 +16,13 @@ a fallback when the disk fills at the end, and JSON without non-finite numbers.
   of a run is never lost at its very end.
 - ``finite_json(value)`` replaces NaN and infinities by None (JSON has no NaN; ``json.dumps``
   would write a bare ``NaN`` that no other reader accepts) and says where it did.
+- ``read_checksums`` / ``record_checksum`` / ``checksum_problem``: a folder's checksums.json, the
+  SHA-256 of each shipped file in it (reference policies, eval sets), checked whenever one is read.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 import os
@@ -267,3 +270,46 @@ def finite_json(value: object, where: str = "") -> tuple[object, list[str]]:
 def json_text(value: object, **dumps_options: Any) -> str:
     """``json.dumps`` that refuses NaN and infinities (call ``finite_json`` first to null them)."""
     return json.dumps(value, allow_nan=False, **dumps_options) + "\n"
+
+
+def sha256_of(path: str | Path) -> str:
+    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+
+
+def read_checksums(checksums_path: Path, restore: str) -> dict[str, str]:
+    """{file name: SHA-256} stored in ``checksums_path`` ({} when there is no such file). A damaged
+    one (not JSON, NaN, deeply nested, a value that is not a SHA-256) is one ValueError naming the
+    file, what is wrong and ``restore``: how to get it back."""
+    if not checksums_path.is_file():
+        return {}
+    try:
+        checksums = read_strict_json(checksums_path)
+    except ValueError as error:  # JSONDecodeError, UnicodeDecodeError, NaN and nesting are ValueErrors
+        raise ValueError(f"{checksums_path} is not valid JSON ({str(error).splitlines()[0][:80]}): {restore}") from None
+    if not isinstance(checksums, dict):
+        raise ValueError(f"{checksums_path} is not valid: it holds a JSON {type(checksums).__name__}, not {{file name: SHA-256}}; {restore}")
+    for name, value in checksums.items():
+        if not (isinstance(value, str) and len(value) == 64 and all(c in "0123456789abcdef" for c in value)):
+            raise ValueError(
+                f"{checksums_path} is not valid: the checksum of {shortened(repr(name))} is {shortened(repr(value))}, not a SHA-256 (64 hex digits); {restore}"
+            )
+    return checksums
+
+
+def record_checksum(checksums_path: Path, path: str | Path, restore: str) -> Path:
+    """Store the SHA-256 of the file at ``path`` under its name in ``checksums_path``."""
+    checksums = read_checksums(checksums_path, restore)
+    checksums[Path(path).name] = sha256_of(path)
+    return write_atomically(checksums_path, json.dumps(dict(sorted(checksums.items())), indent=1) + "\n")
+
+
+def checksum_problem(checksums_path: Path, path: Path, restore: str) -> str | None:
+    """Why the file at ``path`` does not have the bytes ``checksums_path`` recorded for it, worded to
+    follow the file's name ('has no checksum in ...', 'is damaged or changed: its SHA-256 is ...'), or None."""
+    expected = read_checksums(checksums_path, restore).get(path.name)
+    if expected is None:
+        return f"has no checksum in {checksums_path}"
+    actual = sha256_of(path)
+    if actual != expected:
+        return f"is damaged or changed: its SHA-256 is {actual[:12]}..., {checksums_path.name} says {expected[:12]}..."
+    return None

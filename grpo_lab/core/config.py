@@ -21,11 +21,15 @@ class TrainConfig:
     """Every knob of a run. The command line's flags are these names with '-' for '_', and each
     knob's help text (``field.metadata["help"]``) is that flag's ``--help`` line."""
 
-    task: str = knob("2d+", "problems: '{digits}d{ops}', digits 1-5, ops from '+-*' (e.g. '2d+', '1d+-*')")
-    reference: str = knob("default", "starting policy and KL anchor: 'default' (~50% accurate), 'sparse' (~30%), 'weak' (<15%), or a .pt path")
+    task: str = knob(
+        "2d+", "problems: '{digits}d{ops}', digits 1-5, ops from '+-*' (e.g. '2d+', '1d+-*'); the references read every task to 3 digits, 'long' to 5"
+    )
+    reference: str = knob(
+        "default", "starting policy and KL anchor: 'default' (~50% accurate), 'sparse' (~30%), 'weak' (<15%), 'long' (5d+, ~28%), or a .pt path"
+    )
     group_size: int = knob(8, "G, responses sampled per prompt (GRPO's group)")
     prompts_per_step: int = knob(16, "P, prompts per training step; a step samples P*G responses")
-    baseline: str = knob("zscore", "none | mean | zscore | rloo | ema | critic | mc_value (see advantages.py)")
+    baseline: str = knob("zscore", "none | mean | zscore | rloo | ema (core/advantages.py) | critic (core/critic.py) | mc_value (core/mc_value.py)")
     std_eps: float = knob(1e-4, "epsilon in the z-score's denominator (TRL 1e-4, verl 1e-6, OpenRLHF 1e-9)")
     std_scope: str = knob("group", "std over each group, or over the whole batch ('batch', TRL scale_rewards='batch')")
     std_ddof: int = knob(1, "1: Bessel's correction (TRL, verl); 0: population std")
@@ -54,11 +58,13 @@ class TrainConfig:
     max_grad_norm: float = knob(1.0, "gradient norm clip before each optimiser step (TRL default 1.0)")
     steps: int = knob(150, "training steps")
     temperature: float = knob(1.0, "sampling temperature of the responses (evaluation is greedy)")
-    reward: str = knob("exact", "'exact': 1 if the answer is right else 0; 'partial': credit per correct digit")
+    reward: str = knob("exact", "'exact': 1 if the answer is right else 0; 'partial': the share of its characters in place (units digit first)")
     reward_offset: float = knob(0.0, "simulated reward-model bias added to every reward")
     reward_scale: float = knob(1.0, "simulated reward-model scale multiplying every reward")
     reward_noise: float = knob(0.0, "std of Gaussian noise added to every reward")
-    hard_reward_scale: float = knob(1.0, "extra scale on the rewards of 'hard' problems (task.is_hard: a carry): per-prompt scale differences")
+    hard_reward_scale: float = knob(
+        1.0, "extra scale on the rewards of 'hard' problems (task.is_hard: the units carry, borrow or overflow): per-prompt scales differ"
+    )
     loss_agg: str = knob("seq_mean", "seq_mean (GRPO) | token_mean (DAPO) | token_sum_norm (Dr. GRPO)")
     skip_zero_std_groups: bool = knob(
         False, "drop groups whose rewards are all equal, without refilling (the filter half of DAPO's dynamic sampling)"
@@ -92,5 +98,3 @@ class TrainConfig:
         if unknown:
             raise ValueError(f"unknown TrainConfig field(s): {', '.join(unknown)} (known: {', '.join(sorted(known))})")
         return cls(**values)
-
-

@@ -155,12 +155,15 @@ def update_critic(
     return {"value_loss": sum(last_pass) / len(last_pass), "critic_updates": epochs * math.ceil(rows / size)}
 
 
-def explained_variance(values: torch.Tensor, returns: torch.Tensor, mask: torch.Tensor) -> float:
-    """1 - Var(returns - V) / Var(returns) over answer tokens: 1 is a perfect critic, 0 is no better
-    than a constant, negative is worse than a constant."""
-    selected = mask.bool()
-    target = returns[selected]
-    variance = target.var(correction=0)
+def explained_variance(predictions: torch.Tensor, targets: torch.Tensor, mask: torch.Tensor | None = None) -> float:
+    """1 - Var(targets - predictions) / Var(targets): 1 is a perfect fit, 0 is no better than a
+    constant, negative is worse than a constant; NaN when Var(targets) = 0 (nothing to explain).
+    predictions, targets: the same shape (a critic's values and returns, [B, La]); mask: that shape,
+    the entries to count (answer tokens), or None for all of them."""
+    if mask is not None:
+        selected = mask.bool()
+        predictions, targets = predictions[selected], targets[selected]
+    variance = targets.var(correction=0)
     if variance == 0:
         return float("nan")
-    return float(1 - (target - values[selected]).var(correction=0) / variance)
+    return float(1 - (targets - predictions).var(correction=0) / variance)

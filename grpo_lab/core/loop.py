@@ -14,7 +14,7 @@ One step (``train_step``), P prompts with G answers each, B = P*G responses in c
 5. metrics  TRL's names where TRL has one; greedy evaluation and the gradient-noise probe at their intervals
 
 ``run`` repeats the step and reports each step's metrics. Nothing here reads files or checks
-input: ``grpo_lab.train`` checks the config and loads the reference first (trainer.py), and
+input: ``grpo_lab.train`` checks the config and loads the reference first (grpo_lab/trainer.py), and
 hands in the problems (``.sample(P)`` -> prompts [P, Lp], hard [P]), the reward model
 (``.score(prompts, answers)`` -> rewards [N], correct [N]) and the held-out problems.
 """
@@ -36,7 +36,7 @@ from .critic import ValueModel, answer_values, explained_variance, gae, update_c
 from .losses import aggregate, policy_loss_terms
 from .mc_value import mc_prefix_values
 from .model import TinyTransformer, decode, sample, token_logprobs
-from .probes import gradient_noise, per_group_gradients, probe_chunks
+from .probes import gradient_noise, per_share_gradients, probe_chunks
 
 
 class NonFiniteError(RuntimeError):
@@ -234,7 +234,9 @@ def sample_and_score(config: TrainConfig, state: RunState, problems) -> tuple[di
     def draw() -> dict:
         drawn = problems.sample(P)
         drawn.prompts = drawn.prompts.to(state.device)
-        return rollout(state.policy, drawn, state.reward_model, G, state.max_len, config.temperature, state.sampling_generator, config.micro_batch_size or None)
+        return rollout(
+            state.policy, drawn, state.reward_model, G, state.max_len, config.temperature, state.sampling_generator, config.micro_batch_size or None
+        )
 
     if not config.dynamic_sampling_batches:
         groups = draw()
@@ -290,7 +292,9 @@ def explain_non_finite_advantages(rewards: torch.Tensor, config: TrainConfig) ->
             f"{tied} group(s) had all-equal rewards and std_eps is 0, so their z-scored advantage is 0/0 "
             "(NaN). Set std_eps > 0 (TRL uses 1e-4) or skip_zero_std_groups=True."
         )
-    return f"the advantages became non-finite with baseline={config.baseline!r} (reward range {float(rewards.min()):.3g} to {float(rewards.max()):.3g})"
+    return (
+        f"the advantages became non-finite with baseline={config.baseline!r} (reward range {float(rewards.min()):.3g} to {float(rewards.max()):.3g})"
+    )
 
 
 def value_advantages(
@@ -398,7 +402,7 @@ def chunk_gradients(policy: TinyTransformer, batch: Rollout, config: TrainConfig
         per_token, _ = loss_terms(policy, chunk, config)
         return aggregate(per_token, chunk.mask, config.loss_agg, rows_per_chunk, float(chunk.mask.sum()), max_len)
 
-    return per_group_gradients(list(policy.parameters()), chunk_loss, len(batch) // rows_per_chunk)
+    return per_share_gradients(list(policy.parameters()), chunk_loss, len(batch) // rows_per_chunk)
 
 
 def probe_gradient_noise(state: RunState, batch: Rollout, config: TrainConfig) -> dict[str, float]:

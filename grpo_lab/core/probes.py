@@ -6,7 +6,7 @@ mean of the K chunk gradients ``g_c``, and since the groups are independent draw
 too. So the variance of ``g_hat`` is estimated by ``grad_var = sum_k Var_c(g_c[k]) / K``, the trace
 of its covariance (summed over the parameters k, sample variance with Bessel's correction). Any K
 from 2 to P gives an unbiased estimate of the same number: more chunks make it less noisy and cost
-more backward passes. The experiments use one chunk per group (K = P); the trainer's probe uses
+more backward passes. The experiments use one chunk per group (K = P); the training loop's probe uses
 about 4 chunks (``probe_chunks``), which costs 4 small backward passes instead of P.
 Its signal-to-noise ratio is ``grad_snr = ||g_hat||^2 / grad_var``. It includes the noise floor:
 E||g_hat||^2 = ||E g||^2 + grad_var, so pure noise reads about 1, and a step points mostly where the
@@ -36,30 +36,31 @@ def flat_gradient(parameters: list[torch.Tensor]) -> torch.Tensor:
     return torch.cat([(p.grad if p.grad is not None else torch.zeros_like(p)).reshape(-1) for p in parameters])
 
 
-def per_group_gradients(parameters: list[torch.Tensor], group_losses: Callable[[int], torch.Tensor], num_groups: int) -> torch.Tensor:
-    """Gradient of each group's loss. ``group_losses(p)`` returns group p's scalar loss,
-    scaled so that the batch loss is the mean of the group losses. Returns [P, n_params]."""
+def per_share_gradients(parameters: list[torch.Tensor], share_loss: Callable[[int], torch.Tensor], num_shares: int) -> torch.Tensor:
+    """Gradient of each share's loss: ``share_loss(k)`` returns share k's scalar loss (a group, a chunk
+    of groups, one answer), scaled so that the batch loss is the mean of the share losses.
+    Returns [num_shares, n_params]."""
     gradients = []
-    for group in range(num_groups):
+    for share in range(num_shares):
         for parameter in parameters:
             parameter.grad = None
-        group_losses(group).backward()
+        share_loss(share).backward()
         gradients.append(flat_gradient(parameters))
     for parameter in parameters:
         parameter.grad = None
     return torch.stack(gradients)
 
 
-def gradient_noise(group_gradients: torch.Tensor) -> dict[str, float]:
-    """group_gradients [K, n_params], the gradients of K equal shares of a batch (groups or chunks
+def gradient_noise(share_gradients: torch.Tensor) -> dict[str, float]:
+    """share_gradients [K, n_params], the gradients of K equal shares of a batch (groups or chunks
     of groups) -> {"grad_var", "grad_snr", "grad_mean_norm"} as in the module docstring. K >= 2."""
-    num_groups = group_gradients.shape[0]
-    mean_gradient = group_gradients.mean(dim=0)
-    variance = float(group_gradients.var(dim=0, correction=1).sum() / num_groups)
+    num_shares = share_gradients.shape[0]
+    mean_gradient = share_gradients.mean(dim=0)
+    variance = float(share_gradients.var(dim=0, correction=1).sum() / num_shares)
     signal = float(mean_gradient.pow(2).sum())
     return {
         "grad_var": variance,
-        "grad_snr": signal / variance if variance > 0 else 0.0,  # identical groups: no noise, no signal
+        "grad_snr": signal / variance if variance > 0 else 0.0,  # identical shares: no noise, no signal
         "grad_mean_norm": signal**0.5,
     }
 

@@ -1,7 +1,7 @@
 """The course around the library: what the notebooks import to teach, and nothing the library needs.
 
 ``notebook``        fast mode, the notebook clock, figures and cached results (re-exported here:
-                    ``from grpo_lab.course import start_notebook, pick, show, load_or_run, fmt``)
+                    ``from grpo_lab.course import start_notebook, pick, show, load_or_run, mean_std_text``)
 ``exercises``       the exercises' checkers (PASS / FAIL / NOT ATTEMPTED)
 ``hand_loop``       the GRPO step written by hand (notebook 02b): its loop and its match with train()
 ``final_answer``    the course's three-sentence answer and its summary figure (notebook 05c)
@@ -21,15 +21,15 @@ from .notebook import (
     NotebookClock,
     describe_result,
     fast_mode,
-    fmt,
     load_or_run,
     machine_summary,
+    mean_std_seeds,
+    mean_std_text,
     pick,
     print_table,
     result_cell,
     show,
     start_notebook,
-    stat,
 )
 
 __all__ = [
@@ -40,13 +40,13 @@ __all__ = [
     "NotebookClock",
     "describe_result",
     "fast_mode",
-    "fmt",
     "load_or_run",
     "machine_summary",
+    "mean_std_seeds",
+    "mean_std_text",
     "pick",
     "print_table",
     "result_cell",
     "show",
     "start_notebook",
-    "stat",
 ]

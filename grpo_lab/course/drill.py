@@ -32,8 +32,9 @@ CLAIM_NOTEBOOKS: dict[str, str] = load_text("claim_notebooks.json", dict)
 
 @dataclass(frozen=True)
 class Number:
-    """One number the drill quotes, read from a result file: a metric of one cell of one experiment, as
-    mean ± std over seeds; with ``over`` (another cell of the experiment), the ratio of the two cells'
+    """One number the drill quotes, read from a result file: a metric of one cell of one experiment (``cell``:
+    the cell's catalog id, e.g. "g2"; an id the catalog lacks raises catalog.UnknownCellError), as
+    mean ± std over seeds; with ``over`` (another cell's id), the ratio of the two cells'
     means ('6.85x', or in percent); with cell "derived", a value of the result's ``derived`` block (metric: a dotted path).
     With ``regime`` (catalog.REGIMES), it is read from that regime's result files, whatever results are passed."""
 
@@ -53,7 +54,7 @@ DERIVED = "derived"
 def number_value(number: Number, results: dict) -> dict:
     """{mean, std, n} of a quoted number (std None for a ratio or a derived value; mean None when absent).
     Raises KeyError when the result or its cell does not exist."""
-    from ..experiments.claims import stat
+    from ..experiments.claims import cell_summary
 
     if number.regime:
         results = results_in(number.regime)
@@ -62,10 +63,10 @@ def number_value(number: Number, results: dict) -> dict:
         for key in number.metric.split("."):
             value = value[key]
         return {"mean": value, "std": None, "n": 0}
-    value = stat(results, number.experiment, number.cell, number.metric)
+    value = cell_summary(results, number.experiment, number.cell, number.metric)
     if not number.over:
         return value
-    below = stat(results, number.experiment, number.over, number.metric)["mean"]
+    below = cell_summary(results, number.experiment, number.over, number.metric)["mean"]
     ratio = value["mean"] / below if value["mean"] is not None and below else None
     return {"mean": ratio, "std": None, "n": 0}
 
@@ -118,18 +119,17 @@ VERDICTS_ZH, CLAIMS_ZH, PLAIN_ZH = load_text("claims_zh.json", claims_zh_from_te
 SCOPE_ZH: str = load_text("claims_zh.json", lambda text: str(text["scope"]))
 
 
-def results_folder() -> Path:
-    """data/results/, or the folder named by GRPO_LAB_RESULTS_DIR."""
-    from ..experiments.runner import RESULTS_DIR
+def course_results_folder() -> Path:
+    """Where the course reads results: data/results/, or the folder named by GRPO_LAB_RESULTS_DIR."""
+    from ..experiments.runner import results_folder
     from .notebook import RESULTS_DIR_ENV
 
-    folder = os.environ.get(RESULTS_DIR_ENV)
-    return Path(folder) if folder else RESULTS_DIR
+    return results_folder(directory=os.environ.get(RESULTS_DIR_ENV) or None)
 
 
 def claims_audit() -> str:
     """The text of claims.md, the card's claims with their verdicts (``python -m grpo_lab sweep claims``)."""
-    path = results_folder() / "claims.md"
+    path = course_results_folder() / "claims.md"
     if not path.is_file():
         raise FileNotFoundError(f"{path} does not exist: make it with `python -m grpo_lab sweep claims`")
     return path.read_text()
@@ -139,14 +139,14 @@ def cached_results() -> dict:
     """Every cached experiment result, by name (data/results/, or the folder in GRPO_LAB_RESULTS_DIR)."""
     from ..experiments.claims_report import available_results
 
-    return available_results(results_folder())
+    return available_results(course_results_folder())
 
 
 def results_in(regime: str) -> dict:
     """The cached results of one regime, by name (empty when it has none)."""
     from ..experiments.claims_report import available_results
 
-    return available_results(results_folder(), regime=regime)
+    return available_results(course_results_folder(), regime=regime)
 
 
 def regime_results() -> dict[str, dict]:
@@ -154,14 +154,14 @@ def regime_results() -> dict[str, dict]:
     from ..experiments.catalog import DEFAULT_REGIME, REGIMES
     from ..experiments.claims_report import available_results
 
-    found = {regime: available_results(results_folder(), regime=regime) for regime in REGIMES}
+    found = {regime: available_results(course_results_folder(), regime=regime) for regime in REGIMES}
     return {regime: results for regime, results in found.items() if results or regime == DEFAULT_REGIME}
 
 
 def results_sources(results: dict | None = None) -> list[str]:
     """One line per result the drill reads: its folder, whether it is a --fast run, when and by which command it was made."""
     results = cached_results() if results is None else results
-    folder = results_folder()
+    folder = course_results_folder()
     return [
         f"{name}: {folder / (name + '.json')} ({'fast' if result.get('fast') else 'full'} run, {result.get('created', '?')}): "
         f"`{result.get('command', '?')}`"

@@ -20,6 +20,7 @@ import torch
 from ..checks.arguments import compute_advantages
 from ..core.critic import gae
 from ..core.losses import kl_k3
+from ..errors import shortened
 
 PASS, FAIL, NOT_ATTEMPTED, RECORDED = "PASS", "FAIL", "NOT ATTEMPTED", "PREDICTION RECORDED"
 PREDICTION_RTOL = 0.02  # a number worked out by hand may be rounded to two significant digits
@@ -41,7 +42,7 @@ def call_learner(exercise: str, function: Callable, *args, **options) -> tuple[o
     reference's): (its value, True), or (None, False) after printing the verdict. Any exception is
     a verdict: a bare NotImplementedError (the untouched cell) is NOT ATTEMPTED, anything else FAIL."""
     if not callable(function):
-        verdict(exercise, FAIL, f"pass your function itself (its name, without calling it), not {shown(function)}")
+        verdict(exercise, FAIL, f"pass your function itself (its name, without calling it), not {short_repr(function)}")
         return None, False
     try:
         return function(*copy.deepcopy(args), **options), True
@@ -55,7 +56,7 @@ def call_learner(exercise: str, function: Callable, *args, **options) -> tuple[o
     return None, False
 
 
-def shown(value: object) -> str:
+def short_repr(value: object) -> str:
     """repr(value) cut to TEXT_LIMIT characters (a verdict stays readable)."""
     try:
         text = repr(value)
@@ -65,24 +66,23 @@ def shown(value: object) -> str:
 
 
 def cut(text: str) -> str:
-    """text on one line (a tensor's repr spans several), cut to TEXT_LIMIT characters."""
-    text = " ".join(text.split())
-    return text if len(text) <= TEXT_LIMIT else text[: TEXT_LIMIT - 3] + "..."
+    """text on one line (a tensor's repr spans several), shortened to TEXT_LIMIT characters."""
+    return shortened(" ".join(text.split()), TEXT_LIMIT)
 
 
 def format_args(args: Sequence) -> str:
-    return ", ".join(format_value(a) for a in args)
+    return ", ".join(readable_value(a) for a in args)
 
 
-def format_value(value: object) -> str:
+def readable_value(value: object) -> str:
     """A number or tensor as a learner should read it: 7 significant digits (what float32 holds), so
     that 0.5 + 1e-6 does not print as 0.5 and float32's 0.6667 does not print as 0.666700005531311;
     anything else as its (cut) repr."""
     if isinstance(value, torch.Tensor):
-        return shown(nested_significant(value.detach().cpu().tolist()))
+        return short_repr(nested_significant(value.detach().cpu().tolist()))
     if isinstance(value, float):
         return f"{value:.7g}"
-    return shown(value)
+    return short_repr(value)
 
 
 def distinct(*numbers: float, digits: int = 4) -> list[str]:
@@ -102,17 +102,17 @@ def as_tensor_like(value: object, expected: torch.Tensor) -> torch.Tensor | str:
     if value is None:
         return "None (does your function end with `return ...`?)"
     if isinstance(value, (str, bytes)):
-        return f"the text {shown(value)}, not numbers"
+        return f"the text {short_repr(value)}, not numbers"
     try:
         tensor = value.detach() if isinstance(value, torch.Tensor) else torch.as_tensor(value)
     except (TypeError, ValueError, RuntimeError, OverflowError):
-        return f"{shown(value)}, which is not a tensor of numbers"
+        return f"{short_repr(value)}, which is not a tensor of numbers"
     if tensor.is_complex():
-        return f"complex numbers ({format_value(tensor)}); the answer is real"
+        return f"complex numbers ({readable_value(tensor)}); the answer is real"
     if tensor.dtype == expected.dtype:
         return tensor.cpu()
     if not expected.is_floating_point() and tensor.is_floating_point() and not torch.isfinite(tensor).all():
-        return f"{format_value(tensor)}, which holds NaN or infinity where True/False is expected"
+        return f"{readable_value(tensor)}, which holds NaN or infinity where True/False is expected"
     return tensor.cpu().to(expected.dtype)
 
 
@@ -122,27 +122,27 @@ def as_number(value: object) -> float | str:
     if value is None:
         return "None (does your function end with `return ...`?)"
     if isinstance(value, (str, bytes)):
-        return f"the text {shown(value)}: write the number itself, without quotes"
+        return f"the text {short_repr(value)}: write the number itself, without quotes"
     if isinstance(value, bool):
         return f"{value}, not a number"
     if isinstance(value, torch.Tensor) or hasattr(value, "__array__"):
         try:
             tensor = torch.as_tensor(value)
         except (TypeError, ValueError, RuntimeError, OverflowError):
-            return f"{shown(value)}, which is not a number"
+            return f"{short_repr(value)}, which is not a number"
         if tensor.numel() != 1:
-            return f"{tensor.numel()} numbers ({format_value(tensor)}); give one"
+            return f"{tensor.numel()} numbers ({readable_value(tensor)}); give one"
         if tensor.is_complex() or tensor.dtype == torch.bool:
-            return f"{format_value(tensor)}, not a real number"
+            return f"{readable_value(tensor)}, not a real number"
         value = tensor.item()
     if isinstance(value, complex):
         return f"the complex number {value}; the answer is real"
     try:
         number = float(value)
     except OverflowError:
-        return f"{shown(value)}, too large for a float"
+        return f"{short_repr(value)}, too large for a float"
     except (TypeError, ValueError):
-        return f"{shown(value)}, which is not a number"
+        return f"{short_repr(value)}, which is not a number"
     if not math.isfinite(number):
         return f"{number}, not a finite number"
     return number
@@ -155,7 +155,7 @@ def nested_significant(values: object) -> object:
     return float(f"{values:.7g}") if isinstance(values, float) else values
 
 
-def compare(exercise: str, function: Callable, cases: list[tuple], reference: Callable, hint: str, atol: float = 1e-5) -> None:
+def check_against_reference(exercise: str, function: Callable, cases: list[tuple], reference: Callable, hint: str, atol: float = 1e-5) -> None:
     """Run ``function(*case)`` against ``reference(*case)`` for every case; one verdict."""
     for case in cases:
         expected = reference(*case)
@@ -169,7 +169,7 @@ def compare(exercise: str, function: Callable, cases: list[tuple], reference: Ca
             return verdict(exercise, FAIL, f"for input {format_args(case)} the shape is {tuple(mine.shape)}, expected {tuple(expected.shape)}")
         if not torch.allclose(mine, expected, atol=atol, rtol=1e-4, equal_nan=True):
             return verdict(
-                exercise, FAIL, f"for input {format_args(case)} you return {format_value(mine)}, expected {format_value(expected)}. Hint: {hint}"
+                exercise, FAIL, f"for input {format_args(case)} you return {readable_value(mine)}, expected {readable_value(expected)}. Hint: {hint}"
             )
     return verdict(exercise, PASS, f"matches the reference on all {len(cases)} test inputs")
 
@@ -183,7 +183,9 @@ def check_score_function(function: Callable[[torch.Tensor, int], torch.Tensor]) 
         return leaf.grad
 
     cases = [(torch.tensor([0.0, 0.0, 0.0, 0.0]), 0), (torch.tensor([2.0, -1.0, 0.5]), 2), (torch.tensor([0.3, 1.7, -2.0, 0.0, 4.0]), 4)]
-    return compare("01_score_function", function, cases, reference, "the gradient of log softmax(theta)[a] is onehot(a) - softmax(theta)")
+    return check_against_reference(
+        "01_score_function", function, cases, reference, "the gradient of log softmax(theta)[a] is onehot(a) - softmax(theta)"
+    )
 
 
 def check_rloo(function: Callable[[torch.Tensor], torch.Tensor]) -> None:
@@ -194,7 +196,7 @@ def check_rloo(function: Callable[[torch.Tensor], torch.Tensor]) -> None:
         (torch.tensor([[0.2, 0.9, 0.4], [5.0, 5.0, 6.0]]),),
         (torch.rand(4, 8, generator=torch.Generator().manual_seed(0)),),
     ]
-    return compare(
+    return check_against_reference(
         "02_rloo",
         function,
         cases,
@@ -210,7 +212,9 @@ def check_k3(function: Callable[[torch.Tensor, torch.Tensor], torch.Tensor]) -> 
         (torch.tensor([-1.0, -0.5, -2.0]), torch.tensor([-1.0, -0.7, -1.2])),
         (-torch.rand(2, 5, generator=generator) * 3, -torch.rand(2, 5, generator=generator) * 3),
     ]
-    return compare("02_k3", function, cases, kl_k3, "with log_ratio = ref_logprobs - logprobs, k3 = exp(log_ratio) - log_ratio - 1 (never negative)")
+    return check_against_reference(
+        "02_k3", function, cases, kl_k3, "with log_ratio = ref_logprobs - logprobs, k3 = exp(log_ratio) - log_ratio - 1 (never negative)"
+    )
 
 
 def check_predicted_numbers(exercise: str, predictions: dict | None, expected: dict[str, float], hints: dict[str, str], why: str) -> None:
@@ -222,7 +226,7 @@ def check_predicted_numbers(exercise: str, predictions: dict | None, expected: d
         return verdict(exercise, NOT_ATTEMPTED, f"set the prediction to a dict of numbers with the keys {names}")
     if not isinstance(predictions, dict) or set(predictions) != set(expected):
         keys = sorted(map(str, predictions)) if isinstance(predictions, dict) else None
-        given = f"the keys {', '.join(keys)}" if keys is not None else shown(predictions)
+        given = f"the keys {', '.join(keys)}" if keys is not None else short_repr(predictions)
         return verdict(exercise, FAIL, f"you gave {given}. Hint: give a dict with exactly the keys {names}")
     for name, exact in expected.items():
         number = as_number(predictions[name])
@@ -282,7 +286,7 @@ def check_zero_std_groups(function: Callable[[torch.Tensor], torch.Tensor]) -> N
     def reference(rewards: torch.Tensor) -> torch.Tensor:
         return (rewards == rewards[:, :1]).all(dim=1)
 
-    return compare(
+    return check_against_reference(
         "04_zero_std_groups",
         function,
         cases,
@@ -470,7 +474,7 @@ def check_grpo_loss(function: Callable) -> None:
                 return verdict(exercise, FAIL, f"case '{description}': {name} has shape {tuple(mine.shape)}, expected {tuple(theirs.shape)}")
             if not torch.allclose(mine, theirs, atol=1e-5, rtol=1e-4, equal_nan=True):
                 piece_hint = hint if name == piece else LOSS_HINTS[name]
-                shown = f"rewards {format_value(rewards)}; " if name == "advantages" else ""
+                shown = f"rewards {readable_value(rewards)}; " if name == "advantages" else ""
                 return verdict(
                     exercise,
                     FAIL,
@@ -557,7 +561,7 @@ def check_ema_baseline(function: Callable[[list, float], list]) -> None:
         if not ok:
             return
         if not isinstance(got, (list, tuple)) or len(got) != len(expected):
-            return verdict("05_ema_baseline", FAIL, f"return one advantage tensor per step ({len(expected)} for this input), got {shown(got)}")
+            return verdict("05_ema_baseline", FAIL, f"return one advantage tensor per step ({len(expected)} for this input), got {short_repr(got)}")
         for step, (value, theirs) in enumerate(zip(got, expected)):
             mine = as_tensor_like(value, theirs)
             if isinstance(mine, str):
@@ -566,8 +570,8 @@ def check_ema_baseline(function: Callable[[list, float], list]) -> None:
                 return verdict(
                     "05_ema_baseline",
                     FAIL,
-                    f"decay={decay}, rewards per step {'; '.join(format_value(b) for b in batches)}: at step {step} "
-                    f"you return {format_value(mine)}, expected {format_value(theirs)}. Hint: {hint}",
+                    f"decay={decay}, rewards per step {'; '.join(readable_value(b) for b in batches)}: at step {step} "
+                    f"you return {readable_value(mine)}, expected {readable_value(theirs)}. Hint: {hint}",
                 )
     return verdict("05_ema_baseline", PASS, f"matches the trainer's EMABaseline on all {len(cases)} reward sequences")
 
@@ -586,7 +590,7 @@ def check_gae(function: Callable[[float, torch.Tensor, float], torch.Tensor]) ->
         advantages, _ = gae(torch.tensor([reward]), values[None, :], torch.ones(1, len(values)), 1.0, lam)
         return advantages[0]
 
-    return compare(
+    return check_against_reference(
         "05_gae",
         function,
         cases,
@@ -601,7 +605,7 @@ def check_prediction(exercise: str, prediction: str | None, choices: Sequence[st
     if prediction is None:
         return verdict(exercise, NOT_ATTEMPTED, f"set your prediction to one of {', '.join(map(repr, choices))} before reading on")
     if not isinstance(prediction, str) or prediction not in choices:
-        return verdict(exercise, FAIL, f"prediction={shown(prediction)} is not one of the choices {', '.join(map(repr, choices))}")
+        return verdict(exercise, FAIL, f"prediction={short_repr(prediction)} is not one of the choices {', '.join(map(repr, choices))}")
     outcome = "it matches the measurement" if prediction == measured else f"the measurement says {measured!r}; the next section explains why"
     return verdict(exercise, RECORDED, f"you predicted {prediction!r}: {outcome}. Evidence: {evidence}")
 

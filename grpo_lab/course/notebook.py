@@ -19,6 +19,7 @@ import torch
 from matplotlib.figure import Figure
 
 from ..checks.files import write_atomically
+from ..experiments.catalog import cell_label, result_cell
 from ..plots import figure_png
 
 FAST_ENV = "GRPO_LAB_FAST"
@@ -105,25 +106,18 @@ def load_or_run(name: str, rerun: bool = False, seeds: int | None = None, regime
     return load_result(name, directory=os.environ.get(RESULTS_DIR_ENV) or None, regime=regime)
 
 
-def result_cell(result: dict, label: str) -> dict:
-    """The cell of an experiment result with this label (a KeyError lists the labels there are)."""
-    for cell in result["cells"]:
-        if cell["label"] == label:
-            return cell
-    raise KeyError(f"{result.get('name')} has no cell {label!r}; its cells are: {', '.join(c['label'] for c in result['cells'])}")
-
-
-def stat(result: dict, label: str, metric: str) -> tuple[float | None, float | None, int]:
-    """(mean, std over seeds, number of seeds) of one metric of one cell."""
-    entry = result_cell(result, label)["summary"].get(metric, {})
+def mean_std_seeds(result: dict, cell_id: str, metric: str) -> tuple[float | None, float | None, int]:
+    """(mean, std over seeds, number of seeds) of one metric of the cell ``cell_id`` (its catalog id: "g2",
+    "zscore-offset5"; an id the catalog lacks raises catalog.UnknownCellError, listing the ids there are)."""
+    entry = result_cell(result, cell_id)["summary"].get(metric, {})
     return entry.get("mean"), entry.get("std"), entry.get("n", 0)
 
 
-def fmt(result: dict, label: str, metric: str, digits: int = 3) -> str:
-    """'0.734 ± 0.012 (5 seeds)': a metric as the course quotes it, mean ± std over seeds ('n/a' when absent)."""
+def mean_std_text(result: dict, cell_id: str, metric: str, digits: int = 3) -> str:
+    """'0.734 ± 0.012 (5 seeds)': a metric of the cell ``cell_id`` as the course quotes it, mean ± std over seeds ('n/a' when absent)."""
     from ..experiments.stats import format_mean_std
 
-    return format_mean_std(result_cell(result, label)["summary"].get(metric, {}), digits, prose=True)
+    return format_mean_std(result_cell(result, cell_id)["summary"].get(metric, {}), digits, prose=True)
 
 
 def describe_result(result: dict) -> None:
@@ -139,11 +133,13 @@ TABLE_CHARACTERS = 110  # what a notebook's output shows at about 900 px without
 TABLE_LABEL_CHARACTERS = 44  # longer cell labels wrap onto further lines
 
 
-def print_table(result: dict, metrics: list[str], labels: list[str] | None = None, digits: int = 3) -> None:
-    """One row per cell, one column per metric, mean ± std over seeds; within TABLE_CHARACTERS: long
-    labels wrap, and metrics that do not fit beside each other go to a further table below."""
-    labels = labels or [cell["label"] for cell in result["cells"]]
-    values = {label: [fmt(result, label, metric, digits) for metric in metrics] for label in labels}
+def print_table(result: dict, metrics: list[str], cell_ids: list[str] | None = None, digits: int = 3) -> None:
+    """One row per cell (``cell_ids``, default every cell of the result), shown by its label, one column per
+    metric, mean ± std over seeds; within TABLE_CHARACTERS: long labels wrap, and metrics that do not fit
+    beside each other go to a further table below."""
+    cell_ids = cell_ids or [cell["id"] for cell in result["cells"]]
+    labels = [cell_label(result["name"], cell_id) for cell_id in cell_ids]
+    values = {label: [mean_std_text(result, cell_id, metric, digits) for metric in metrics] for cell_id, label in zip(cell_ids, labels)}
     label_width = min(max(len(label) for label in labels), TABLE_LABEL_CHARACTERS)
     widths = [max(len(metric), *(len(values[label][index]) for label in labels)) for index, metric in enumerate(metrics)]
     blocks, block = [], []

@@ -1,13 +1,17 @@
 """The nine named experiments: what each varies (its grid of cells) in full and in --fast mode.
 
-A cell is ``{"label", "axes", "config"}``: ``axes`` names what varies (for plots and tables),
-``config`` is everything a unit needs besides the seed (``config["kind"]`` picks the unit in
-measures.py; ``config["train"]`` holds TrainConfig overrides). Fast mode keeps every experiment's
-shape but with fewer steps, cells and seeds, so CI can run all nine.
+A cell is ``{"id", "label", "axes", "config"}``: ``id`` is its stable short name, distinct within its
+experiment, what result files, claims, figures, the course and the tests key on; ``label`` is its
+display words, looked up by ``cell_label`` and never stored in a result, so rewording one touches no
+result; ``axes`` names what varies (for plots and tables), ``config`` is everything a unit needs
+besides the seed (``config["kind"]`` picks the unit in measures.py; ``config["train"]`` holds
+TrainConfig overrides). Fast mode keeps every experiment's shape but with fewer steps, cells and
+seeds, so CI can run all nine.
 """
 
 from __future__ import annotations
 
+import functools
 import math
 import statistics
 from collections.abc import Callable
@@ -41,8 +45,8 @@ class Experiment:
     gentle_only: str = ""
 
 
-def cell(label: str, axes: dict, kind: str = "train", **config: Any) -> dict:
-    return {"label": label, "axes": axes, "config": {"kind": kind, **config}}
+def cell(cell_id: str, label: str, axes: dict, kind: str = "train", **config: Any) -> dict:
+    return {"id": cell_id, "label": label, "axes": axes, "config": {"kind": kind, **config}}
 
 
 def training(steps: int, eval_every: int = 10, **overrides: Any) -> dict:
@@ -51,9 +55,9 @@ def training(steps: int, eval_every: int = 10, **overrides: Any) -> dict:
     return {"steps": steps, "eval_every": eval_every, "probe_every": 0, **overrides}
 
 
-def mean_of(cells: list[dict], label: str, metric: str) -> float | None:
+def mean_of(cells: list[dict], cell_id: str, metric: str) -> float | None:
     """A cell's seed-mean of one metric, or None."""
-    found = next((c for c in cells if c["label"] == label), None)
+    found = next((c for c in cells if c["id"] == cell_id), None)
     return found["summary"].get(metric, {}).get("mean") if found else None
 
 
@@ -72,7 +76,7 @@ def variance_grid(fast: bool) -> list[dict]:
         reference_group_size=16,
     )
     return [
-        cell(f"{policy}, G={G}", {"policy": policy, "group_size": G}, "variance", policy=policy, group_size=G, **settings)
+        cell(f"{policy}-g{G}", f"{policy}, G={G}", {"policy": policy, "group_size": G}, "variance", policy=policy, group_size=G, **settings)
         for policy in ("reference", "half-trained")
         for G in sizes
     ]
@@ -85,6 +89,7 @@ def offset_and_scale_grid(fast: bool) -> list[dict]:
     steps = 15 if fast else 100
     cells = [
         cell(
+            f"{baseline}-offset{offset:g}",
             f"{baseline}, offset {offset:g}",
             {"baseline": baseline, "reward_offset": offset, "hard_reward_scale": 1.0},
             train=training(steps, baseline=baseline, reward_offset=float(offset)),
@@ -96,6 +101,7 @@ def offset_and_scale_grid(fast: bool) -> list[dict]:
     ]
     cells += [
         cell(
+            f"{baseline}-hard-x0.1",
             f"{baseline}, hard x0.1",
             {"baseline": baseline, "reward_offset": 0.0, "hard_reward_scale": 0.1},
             train=training(steps, baseline=baseline, hard_reward_scale=0.1),
@@ -110,7 +116,6 @@ def offset_and_scale_grid(fast: bool) -> list[dict]:
 # --- 3. group-size ---------------------------------------------------------------------------------------
 
 EQUAL_PROMPTS, EQUAL_SAMPLES = 8, 128  # prompts per step in one regime, responses per step in the other
-TWO_GRPO_PROTOCOL_LABEL = "2-GRPO protocol: G=2, 8x prompts, 1/8 of the steps"
 
 
 def group_size_grid(fast: bool) -> list[dict]:
@@ -122,6 +127,7 @@ def group_size_grid(fast: bool) -> list[dict]:
             P = prompts if regime == "equal prompts" else samples // G
             cells.append(
                 cell(
+                    f"{regime.replace(' ', '-')}-g{G}",
                     f"{regime}, G={G}",
                     {"regime": regime, "group_size": G, "prompts_per_step": P},
                     train=training(steps, eval_every=5, group_size=G, prompts_per_step=P),
@@ -132,7 +138,8 @@ def group_size_grid(fast: bool) -> list[dict]:
     # with 8x the prompts per batch (so a step has G=16's rollouts and a less noisy gradient) and 1/8 of the steps
     cells.append(
         cell(
-            TWO_GRPO_PROTOCOL_LABEL,
+            "2grpo-protocol",
+            "2-GRPO protocol: G=2, 8x prompts, 1/8 of the steps",
             {"regime": "2-GRPO protocol", "group_size": 2, "prompts_per_step": 8 * prompts},
             train=training(math.ceil(steps / 8), eval_every=2, group_size=2, prompts_per_step=8 * prompts),
             target=TARGET_ACCURACY,
@@ -145,7 +152,7 @@ def group_size_derive(cells: list[dict]) -> dict:
     """The 2-GRPO comparison (G=2 vs G=16 at equal prompts: 12.5% of the rollouts) and the gain of
     each doubling of G at equal prompts."""
     sizes = sorted({c["axes"]["group_size"] for c in cells})
-    late = {G: mean_of(cells, f"equal prompts, G={G}", "late_eval_accuracy") for G in sizes}
+    late = {G: mean_of(cells, f"equal-prompts-g{G}", "late_eval_accuracy") for G in sizes}
     start = statistics.fmean(s["metrics"]["initial_eval_accuracy"] for c in cells for s in c["per_seed"])
     derived: dict = {
         "initial_eval_accuracy": start,
@@ -181,6 +188,7 @@ def sigma_to_zero_grid(fast: bool) -> list[dict]:
                     continue
                 cells.append(
                     cell(
+                        f"{reward}-eps{eps:g}-{mode}",
                         f"{reward}, eps={eps:g}, {mode}",
                         {"reward": reward, "std_eps": eps, "eps_mode": mode, "filter": False},
                         train=training(steps, std_eps=eps, eps_mode=mode, **reward_overrides),
@@ -190,6 +198,7 @@ def sigma_to_zero_grid(fast: bool) -> list[dict]:
                 )
         cells.append(
             cell(
+                f"{reward}-filter",
                 f"{reward}, eps=0.0001, add, zero-std filter",
                 {"reward": reward, "std_eps": 1e-4, "eps_mode": "add", "filter": True},
                 train=training(steps, skip_zero_std_groups=True, **reward_overrides),
@@ -199,6 +208,7 @@ def sigma_to_zero_grid(fast: bool) -> list[dict]:
         )
         cells.append(
             cell(
+                f"{reward}-refill",
                 f"{reward}, eps=0.0001, add, dynamic sampling",
                 {"reward": reward, "std_eps": 1e-4, "eps_mode": "add", "filter": "refill"},
                 train=training(steps, dynamic_sampling_batches=DAPO_REFILL_BATCHES, **reward_overrides),
@@ -208,13 +218,14 @@ def sigma_to_zero_grid(fast: bool) -> list[dict]:
         )
     # DAPO's setting: a policy that gets most groups all wrong (the weak reference), where dropping
     # tied groups leaves few and refilling has the most to find
-    for label, overrides in (
-        ("", {}),
-        (", zero-std filter", {"skip_zero_std_groups": True}),
-        (", dynamic sampling", {"dynamic_sampling_batches": DAPO_REFILL_BATCHES}),
+    for cell_id, label, overrides in (
+        ("weak-eps0.0001-add", "", {}),
+        ("weak-filter", ", zero-std filter", {"skip_zero_std_groups": True}),
+        ("weak-refill", ", dynamic sampling", {"dynamic_sampling_batches": DAPO_REFILL_BATCHES}),
     ):
         cells.append(
             cell(
+                cell_id,
                 f"weak reference, exact, eps=0.0001, add{label}",
                 {
                     "reward": "exact",
@@ -236,15 +247,18 @@ def sigma_to_zero_grid(fast: bool) -> list[dict]:
 
 def small_group_grid(fast: bool) -> list[dict]:
     steps = 30 if fast else 150
-    variants = {
-        "G=2": {"group_size": 2},
-        "G=2 + EMA baseline": {"group_size": 2, "baseline": "ema"},
-        "G=2 + KL 0.04": {"group_size": 2, "kl_coef": 0.04},
-        "G=2 + lr 3e-5": {"group_size": 2, "lr": 3e-5},
-        "G=2, 64 prompts (G=8's samples)": {"group_size": 2, "prompts_per_step": 64},
-        "G=8": {"group_size": 8},
+    variants = {  # id: (label, TrainConfig overrides)
+        "g2": ("G=2", {"group_size": 2}),
+        "g2-ema": ("G=2 + EMA baseline", {"group_size": 2, "baseline": "ema"}),
+        "g2-kl0.04": ("G=2 + KL 0.04", {"group_size": 2, "kl_coef": 0.04}),
+        "g2-lr3e-5": ("G=2 + lr 3e-5", {"group_size": 2, "lr": 3e-5}),
+        "g2-64prompts": ("G=2, 64 prompts (G=8's samples)", {"group_size": 2, "prompts_per_step": 64}),
+        "g8": ("G=8", {"group_size": 8}),
     }
-    return [cell(label, {"variant": label}, train=training(steps, **overrides), target=TARGET_ACCURACY) for label, overrides in variants.items()]
+    return [
+        cell(cell_id, label, {"variant": cell_id}, train=training(steps, **overrides), target=TARGET_ACCURACY)
+        for cell_id, (label, overrides) in variants.items()
+    ]
 
 
 # --- 6. batch-blowup -------------------------------------------------------------------------------------
@@ -258,6 +272,7 @@ def blowup_grid(fast: bool) -> list[dict]:
     )
     return [
         cell(
+            f"p{P}-g{G}" + (f"-micro{micro}" if micro else ""),
             f"{P} prompts x G={G}" + (f", micro-batch {micro}" if micro else ""),
             {"prompts_per_step": P, "group_size": G, "micro_batch_size": micro},
             "blowup",
@@ -279,7 +294,7 @@ def blowup_derive(cells: list[dict]) -> dict:
         pairs = [(a["metrics"], b["metrics"]) for a in c["per_seed"] for b in reference["per_seed"] if a["seed"] == b["seed"]]
         checks.append(
             {
-                "label": c["label"],
+                "id": c["id"],
                 "max_rel_grad_norm_diff": max(abs(a["first_grad_norm"] - b["first_grad_norm"]) / b["first_grad_norm"] for a, b in pairs),
                 "activation_ratio": c["summary"]["saved_activations_mb"]["mean"] / reference["summary"]["saved_activations_mb"]["mean"],
                 "time_ratio": c["summary"]["time_per_step_s"]["mean"] / reference["summary"]["time_per_step_s"]["mean"],
@@ -290,52 +305,45 @@ def blowup_derive(cells: list[dict]) -> dict:
 
 # --- 7. grpo-vs-ppo --------------------------------------------------------------------------------------
 
-GRPO_LABEL, PPO_LABEL, PPO_GROUPS_LABEL = "GRPO (zscore, G=8, 16 prompts)", "PPO critic (G=1, 128 prompts)", "PPO critic (G=8, 16 prompts)"
-PPO_SMALL_LABEL = "PPO critic (G=1, 32 prompts)"  # the samples per step of G=2 x 16 prompts (small-group-remedies)
-EMA_LABEL = "EMA baseline, no critic (G=1, 128 prompts)"  # the control: is it the critic, or just any baseline at G=1?
 NOISY_REWARD_STD = 0.5  # the card's "reward variance is large": Gaussian noise of std 0.5 on a 0/1 reward
-GRPO_NOISY_LABEL, PPO_NOISY_LABEL = (
-    f"GRPO (zscore, G=8, 16 prompts), reward noise {NOISY_REWARD_STD:g}",
-    f"PPO critic (G=1, 128 prompts), reward noise {NOISY_REWARD_STD:g}",
-)
 # PPO as practitioners run it: each batch reused for REUSE_EPOCHS passes of REUSE_MINIBATCHES minibatches
 # (CleanRL's defaults, update_epochs 4 x num_minibatches 4), so the ratio leaves 1 and the clip acts
 REUSE_EPOCHS, REUSE_MINIBATCHES = 4, 4
 REUSE = {"inner_epochs": REUSE_EPOCHS, "policy_minibatches": REUSE_MINIBATCHES}
 REUSE_WORDS = f"{REUSE_EPOCHS} epochs x {REUSE_MINIBATCHES} minibatches"
-PPO_REUSE_LABEL = f"PPO critic, {REUSE_WORDS} (G=1, 128 prompts)"
 # verl's default (ppo_epochs 1, several mini-batches) with the critic on the actor's schedule: 4 updates
 # each a step, instead of the critic's own 16 against the policy's 1
 VERL_MINIBATCHES = 4
-PPO_VERL_LABEL = f"PPO critic, verl schedule: 1 epoch x {VERL_MINIBATCHES} minibatches for policy and critic (G=1, 128 prompts)"
-GRPO_REUSE_LABEL = f"GRPO (zscore, G=8, 16 prompts), {REUSE_WORDS}"
-MC_VALUE_LABEL = f"Monte-Carlo value (VinePPO), {REUSE_WORDS} (G=1, 128 prompts)"  # an unbiased V: the best a value baseline could give
+PPO_SHAPE = {"group_size": 1, "prompts_per_step": 128}  # PPO's batch: one answer to each of 128 prompts, GRPO's 128 responses
 
 
 def grpo_vs_ppo_grid(fast: bool) -> list[dict]:
     steps = 20 if fast else 150
-    variants = {
-        GRPO_LABEL: {},
-        PPO_LABEL: {"baseline": "critic", "group_size": 1, "prompts_per_step": 128},
-        PPO_GROUPS_LABEL: {"baseline": "critic"},
-        PPO_SMALL_LABEL: {"baseline": "critic", "group_size": 1, "prompts_per_step": 32},
-        EMA_LABEL: {"baseline": "ema", "group_size": 1, "prompts_per_step": 128},
-        GRPO_NOISY_LABEL: {"reward_noise": NOISY_REWARD_STD},
-        PPO_NOISY_LABEL: {"baseline": "critic", "group_size": 1, "prompts_per_step": 128, "reward_noise": NOISY_REWARD_STD},
-        PPO_REUSE_LABEL: {"baseline": "critic", "group_size": 1, "prompts_per_step": 128, **REUSE},
-        PPO_VERL_LABEL: {
-            "baseline": "critic",
-            "group_size": 1,
-            "prompts_per_step": 128,
-            "policy_minibatches": VERL_MINIBATCHES,
-            "critic_schedule": "policy",
-        },
-        GRPO_REUSE_LABEL: REUSE,
-        MC_VALUE_LABEL: {"baseline": "mc_value", "group_size": 1, "prompts_per_step": 128, **REUSE},
+    variants = {  # id: (label, TrainConfig overrides)
+        "grpo": ("GRPO (zscore, G=8, 16 prompts)", {}),
+        "ppo": ("PPO critic (G=1, 128 prompts)", {"baseline": "critic", **PPO_SHAPE}),
+        "ppo-g8": ("PPO critic (G=8, 16 prompts)", {"baseline": "critic"}),
+        # the samples per step of G=2 x 16 prompts (small-group-remedies)
+        "ppo-32prompts": ("PPO critic (G=1, 32 prompts)", {"baseline": "critic", "group_size": 1, "prompts_per_step": 32}),
+        # the control: is it the critic, or just any baseline at G=1?
+        "ema": ("EMA baseline, no critic (G=1, 128 prompts)", {"baseline": "ema", **PPO_SHAPE}),
+        "grpo-noisy": (f"GRPO (zscore, G=8, 16 prompts), reward noise {NOISY_REWARD_STD:g}", {"reward_noise": NOISY_REWARD_STD}),
+        "ppo-noisy": (
+            f"PPO critic (G=1, 128 prompts), reward noise {NOISY_REWARD_STD:g}",
+            {"baseline": "critic", **PPO_SHAPE, "reward_noise": NOISY_REWARD_STD},
+        ),
+        "ppo-reuse": (f"PPO critic, {REUSE_WORDS} (G=1, 128 prompts)", {"baseline": "critic", **PPO_SHAPE, **REUSE}),
+        f"ppo-verl-1x{VERL_MINIBATCHES}": (
+            f"PPO critic, verl schedule: 1 epoch x {VERL_MINIBATCHES} minibatches for policy and critic (G=1, 128 prompts)",
+            {"baseline": "critic", **PPO_SHAPE, "policy_minibatches": VERL_MINIBATCHES, "critic_schedule": "policy"},
+        ),
+        "grpo-reuse": (f"GRPO (zscore, G=8, 16 prompts), {REUSE_WORDS}", REUSE),
+        # an unbiased V: the best a value baseline could give
+        "mc-value": (f"Monte-Carlo value (VinePPO), {REUSE_WORDS} (G=1, 128 prompts)", {"baseline": "mc_value", **PPO_SHAPE, **REUSE}),
     }
     return [
-        cell(label, {"variant": label}, train=training(steps, eval_every=5, **overrides), target=TARGET_ACCURACY)
-        for label, overrides in variants.items()
+        cell(cell_id, label, {"variant": cell_id}, train=training(steps, eval_every=5, **overrides), target=TARGET_ACCURACY)
+        for cell_id, (label, overrides) in variants.items()
     ]
 
 
@@ -347,11 +355,11 @@ def grpo_vs_ppo_derive(cells: list[dict]) -> dict:
     G=1 critic cost the same, when they differ in opposite directions. Also the accuracy at equal
     wall time: the last evaluation within the shortest run's total time."""
 
-    def summary(label: str, metric: str) -> dict:
-        return next(c for c in cells if c["label"] == label)["summary"][metric]
+    def summary(cell_id: str, metric: str) -> dict:
+        return next(c for c in cells if c["id"] == cell_id)["summary"][metric]
 
     def cheaper(metric: str) -> str:
-        return {"lower": "GRPO", "higher": "PPO", "same": "tie"}[compare(summary(GRPO_LABEL, metric), summary(PPO_LABEL, metric))]
+        return {"lower": "GRPO", "higher": "PPO", "same": "tie"}[compare(summary("grpo", metric), summary("ppo", metric))]
 
     derived: dict = {
         "cheaper_at_zero_cost": cheaper("time_to_target_s"),
@@ -360,7 +368,7 @@ def grpo_vs_ppo_derive(cells: list[dict]) -> dict:
     }
     if {derived["cheaper_at_zero_cost"], derived["cheaper_at_high_cost"]} == {"GRPO", "PPO"}:
         (grpo_time, grpo_samples), (ppo_time, ppo_samples) = (
-            (summary(label, "time_to_target_s")["mean"], summary(label, "samples_to_target")["mean"]) for label in (GRPO_LABEL, PPO_LABEL)
+            (summary(cell_id, "time_to_target_s")["mean"], summary(cell_id, "samples_to_target")["mean"]) for cell_id in ("grpo", "ppo")
         )
         derived["crossover_s_per_response"] = (ppo_time - grpo_time) / (grpo_samples - ppo_samples)
     shortest = min(s["metrics"]["wall_time_s"] for c in cells for s in c["per_seed"])
@@ -371,7 +379,7 @@ def grpo_vs_ppo_derive(cells: list[dict]) -> dict:
         for s in c["per_seed"]:
             within = [a for t, a in zip(s["series"]["eval_wall_time"], s["series"]["eval_accuracy"]) if t <= shortest]
             values.append(within[-1])
-        derived["accuracy_at_equal_wall_time"][c["label"]] = {
+        derived["accuracy_at_equal_wall_time"][c["id"]] = {
             "mean": statistics.fmean(values),
             "std": statistics.stdev(values) if len(values) > 1 else 0.0,
             "n": len(values),
@@ -398,19 +406,19 @@ def critic_fit_grid(fast: bool) -> list[dict]:
         group_sizes=[G for G in CRITIC_GROUP_SIZES if G <= (32 if fast else 64)],
     )
 
-    def critic_cell(label: str, policy: str = "reference", data: str = "fresh", **critic) -> dict:
+    def critic_cell(cell_id: str, label: str, policy: str = "reference", data: str = "fresh", **critic) -> dict:
         axes = {
             "policy": policy,
             "data": data,
             "critic_lr": critic.get("critic_lr", TrainConfig().critic_lr),
             "value_clip": critic.get("value_clip", 0.0),
         }
-        return cell(label, axes, "critic_fit", policy=policy, data=data, critic=critic, **settings)
+        return cell(cell_id, label, axes, "critic_fit", policy=policy, data=data, critic=critic, **settings)
 
-    cells = [critic_cell(f"{policy}, fresh rollouts", policy) for policy in ("reference", "half-trained")]
-    cells.append(critic_cell("reference, one fixed pool of rollouts", data="fixed"))
-    cells += [critic_cell(f"reference, critic_lr {lr:g}", critic_lr=lr) for lr in CRITIC_LRS if lr != TrainConfig().critic_lr]
-    cells.append(critic_cell("reference, value_clip 0.2", value_clip=0.2))
+    cells = [critic_cell(f"{policy}-fresh", f"{policy}, fresh rollouts", policy) for policy in ("reference", "half-trained")]
+    cells.append(critic_cell("reference-fixed-pool", "reference, one fixed pool of rollouts", data="fixed"))
+    cells += [critic_cell(f"reference-lr{lr:g}", f"reference, critic_lr {lr:g}", critic_lr=lr) for lr in CRITIC_LRS if lr != TrainConfig().critic_lr]
+    cells.append(critic_cell("reference-value-clip0.2", "reference, value_clip 0.2", value_clip=0.2))
     return cells
 
 
@@ -423,11 +431,19 @@ def difficulty_grid(fast: bool) -> list[dict]:
         half_trained_steps=20 if fast else 75, group_size=8, prompts=32 if fast else 64, batches=1 if fast else 2, baselines=["mean", "zscore"]
     )
     cells = [
-        cell(f"group weights at the {policy} policy", {"part": "weights", "policy": policy}, "difficulty_weights", policy=policy, **weights)
+        cell(
+            f"weights-{policy}",
+            f"group weights at the {policy} policy",
+            {"part": "weights", "policy": policy},
+            "difficulty_weights",
+            policy=policy,
+            **weights,
+        )
         for policy in ("reference", "half-trained")
     ]
     cells += [
         cell(
+            f"train-{baseline}",
             f"train with {baseline}",
             {"part": "training", "baseline": baseline},
             train=training(steps, baseline=baseline),
@@ -483,6 +499,36 @@ EXPERIMENTS: dict[str, Experiment] = {
         ),
     )
 }
+
+
+class UnknownCellError(LookupError):
+    """A cell id that the experiment's catalog does not have (a typo): raised, never read as "not tested"
+    (claims.evaluate_claim marks a claim untested only for a catalog cell that a --fast result leaves out)."""
+
+
+@functools.cache
+def cell_labels(name: str) -> dict[str, str]:
+    """{cell id: display label} of experiment ``name``, over its full grid and its fast one."""
+    return {c["id"]: c["label"] for fast in (False, True) for c in EXPERIMENTS[name].grid(fast)}
+
+
+def cell_label(name: str, cell_id: str) -> str:
+    """The display label of experiment ``name``'s cell ``cell_id``; UnknownCellError for an id it does not have."""
+    labels = cell_labels(name)
+    if cell_id not in labels:
+        raise UnknownCellError(f"experiment {name!r} has no cell id {cell_id!r}: its cell ids are {', '.join(labels)}")
+    return labels[cell_id]
+
+
+def result_cell(result: dict, cell_id: str) -> dict:
+    """The cell ``cell_id`` of an experiment result (runner's schema). UnknownCellError for an id the
+    experiment's catalog does not have; KeyError, naming the ids there are, for a catalog cell the result
+    lacks (a --fast grid has fewer cells)."""
+    cell_label(result["name"], cell_id)
+    for found in result["cells"]:
+        if found["id"] == cell_id:
+            return found
+    raise KeyError(f"{result['name']}: this result has no cell {cell_id!r}; its cells are {', '.join(c['id'] for c in result['cells'])}")
 
 
 # --- regimes ---------------------------------------------------------------------------------------------

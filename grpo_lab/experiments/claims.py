@@ -23,21 +23,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from ..task import Task
-from .catalog import (
-    EMA_LABEL,
-    GRPO_LABEL,
-    GRPO_NOISY_LABEL,
-    GRPO_REUSE_LABEL,
-    MC_VALUE_LABEL,
-    PPO_GROUPS_LABEL,
-    PPO_LABEL,
-    PPO_NOISY_LABEL,
-    PPO_REUSE_LABEL,
-    PPO_SMALL_LABEL,
-    REUSE_WORDS,
-    TARGET_ACCURACY,
-    TWO_GRPO_PROTOCOL_LABEL,
-)
+from .catalog import REUSE_WORDS, TARGET_ACCURACY, cell_label, result_cell
 from .stats import Comparison, compare, flipping, recording_comparisons
 from .stats import format_mean_std as fmt  # short: the rules below quote some ninety numbers
 
@@ -80,17 +66,15 @@ class Claim:
 # --- reading numbers --------------------------------------------------------------------------------
 
 
-def stat(results: dict, name: str, label: str, metric: str) -> dict:
-    """{mean, std, n} of one metric of one cell (n = 0 when absent)."""
-    for cell in results[name]["cells"]:
-        if cell["label"] == label:
-            return cell["summary"].get(metric) or {"mean": None, "std": None, "n": 0}
-    raise KeyError(f"{name}: no cell labelled {label!r}")
+def cell_summary(results: dict, name: str, cell_id: str, metric: str) -> dict:
+    """{mean, std, n} of one metric of one cell (n = 0 when absent). An id the catalog does not have raises
+    catalog.UnknownCellError; a catalog cell the result lacks, KeyError (catalog.result_cell)."""
+    return result_cell(results[name], cell_id)["summary"].get(metric) or {"mean": None, "std": None, "n": 0}
 
 
-def per_seed_text(results: dict, name: str, label: str, metric: str) -> str:
+def per_seed_text(results: dict, name: str, cell_id: str, metric: str) -> str:
     """One cell's per-seed values of a metric, as claims.md quotes them beside the mean: 'per seed 1520, 1634, never'."""
-    cell = next(c for c in results[name]["cells"] if c["label"] == label)
+    cell = result_cell(results[name], cell_id)
     values = [s["metrics"].get(metric) for s in cell["per_seed"]]
     return "per seed " + ", ".join("never" if v is None else f"{v:.0f}" for v in values)
 
@@ -110,7 +94,7 @@ def offset_removed(r: dict) -> Finding:
     name = "offset-and-scale"
     offsets = sorted({c["axes"]["reward_offset"] for c in r[name]["cells"]})
     largest = offsets[-1]
-    acc = {(b, o): stat(r, name, f"{b}, offset {o:g}", ACC) for b in ("none", "mean", "zscore") for o in offsets}
+    acc = {(b, o): cell_summary(r, name, f"{b}-offset{o:g}", ACC) for b in ("none", "mean", "zscore") for o in offsets}
     invariant = all(compare(acc[(b, largest)], acc[(b, 0.0)], SMALL_EFFECT) == "same" for b in ("mean", "zscore"))
     none_hurt = compare(acc[("none", largest)], acc[("none", 0.0)], SMALL_EFFECT) == "lower"
     evidence = "; ".join(f"{b}: " + ", ".join(f"offset {o:g} → {fmt(acc[(b, o)])}" for o in offsets) for b in ("none", "mean", "zscore"))
@@ -134,7 +118,7 @@ def offset_removed(r: dict) -> Finding:
 def scales_unified(r: dict) -> Finding:
     name = "offset-and-scale"
     hard = {
-        (b, s): stat(r, name, f"{b}, offset 0" if s == 1 else f"{b}, hard x0.1", "hard_eval_accuracy")
+        (b, s): cell_summary(r, name, f"{b}-offset0" if s == 1 else f"{b}-hard-x0.1", "hard_eval_accuracy")
         for b in ("mean", "zscore", "none")
         for s in (1, 0.1)
     }
@@ -144,7 +128,7 @@ def scales_unified(r: dict) -> Finding:
         f"{b}: {fmt(hard[(b, 1)])} → {fmt(hard[(b, 0.1)])}" for b in ("none", "mean", "zscore")
     )
     verdict = HOLDS if z_same and mean_hurt else PARTLY if z_same else FAILS
-    plain_same = compare(stat(r, name, "zscore, offset 0", ACC), stat(r, name, "mean, offset 0", ACC), SMALL_EFFECT) == "same"
+    plain_same = compare(cell_summary(r, name, "zscore-offset0", ACC), cell_summary(r, name, "mean-offset0", ACC), SMALL_EFFECT) == "same"
     explanation = (
         "When the reward model scores hard (carry) problems on a 10x smaller scale, mean-centring keeps that 10x in their "
         f"advantages and hard-problem accuracy {'drops' if mean_hurt else 'did not drop beyond noise'}; z-scoring divides it out "
@@ -164,7 +148,9 @@ def snr_tally(r: dict, first: str, second: str, min_group_size: int = 2) -> dict
     tally = {"higher": 0, "lower": 0, "same": 0}
     for cell in r["variance"]["cells"]:
         if cell["axes"]["group_size"] >= min_group_size:
-            tally[compare(stat(r, "variance", cell["label"], f"net_snr.{first}"), stat(r, "variance", cell["label"], f"net_snr.{second}"))] += 1
+            tally[
+                compare(cell_summary(r, "variance", cell["id"], f"net_snr.{first}"), cell_summary(r, "variance", cell["id"], f"net_snr.{second}"))
+            ] += 1
     return tally
 
 
@@ -182,11 +168,11 @@ def zscore_lowers_variance(r: dict) -> Finding:
     parts = []
     for policy in policies:
         G = 8 if 8 in sizes else sizes[0]
-        label = f"{policy}, G={G}"
+        cell_id = f"{policy}-g{G}"
         parts.append(
-            f"{policy}, G={G}: net SNR zscore {fmt(stat(r, name, label, 'net_snr.zscore'))} vs mean {fmt(stat(r, name, label, 'net_snr.mean'))} "
-            f"vs none {fmt(stat(r, name, label, 'net_snr.none'))}; raw grad_var zscore {fmt(stat(r, name, label, 'grad_var.zscore'))} "
-            f"vs mean {fmt(stat(r, name, label, 'grad_var.mean'))}"
+            f"{policy}, G={G}: net SNR zscore {fmt(cell_summary(r, name, cell_id, 'net_snr.zscore'))} vs mean {fmt(cell_summary(r, name, cell_id, 'net_snr.mean'))} "
+            f"vs none {fmt(cell_summary(r, name, cell_id, 'net_snr.none'))}; raw grad_var zscore {fmt(cell_summary(r, name, cell_id, 'grad_var.zscore'))} "
+            f"vs mean {fmt(cell_summary(r, name, cell_id, 'grad_var.mean'))}"
         )
     evidence = (
         "; ".join(parts) + f". zscore's SNR against mean's: {counted(by_sigma)} (policy, G ≥ 4) cells; mean's SNR against "
@@ -218,11 +204,11 @@ def zscore_lowers_variance(r: dict) -> Finding:
 
 def critic_costs(r: dict) -> Finding:
     name = "grpo-vs-ppo"
-    critic = stat(r, name, PPO_GROUPS_LABEL, "critic_parameters")
-    policy = stat(r, name, GRPO_LABEL, "policy_parameters")
+    critic = cell_summary(r, name, "ppo-g8", "critic_parameters")
+    policy = cell_summary(r, name, "grpo", "policy_parameters")
     defaults = r[name]["train_defaults"]
     updates = defaults["critic_epochs"] * defaults["critic_minibatches"]
-    grpo_time, ppo_time = stat(r, name, GRPO_LABEL, "time_per_step_s"), stat(r, name, PPO_GROUPS_LABEL, "time_per_step_s")
+    grpo_time, ppo_time = cell_summary(r, name, "grpo", "time_per_step_s"), cell_summary(r, name, "ppo-g8", "time_per_step_s")
     slower = compare(ppo_time, grpo_time) == "higher"
     evidence = (
         f"critic: {critic['mean']:.0f} trained parameters beside a policy of {policy['mean']:.0f}, {updates} critic updates per step "
@@ -240,8 +226,8 @@ def critic_costs(r: dict) -> Finding:
 
 def group_size_needed(r: dict) -> Finding:
     name = "group-size"
-    at = {G: stat(r, name, f"equal samples, G={G}", ACC) for G in (2, 4, 8)}
-    to = {G: stat(r, name, f"equal samples, G={G}", "samples_to_target") for G in (2, 4, 8)}
+    at = {G: cell_summary(r, name, f"equal-samples-g{G}", ACC) for G in (2, 4, 8)}
+    to = {G: cell_summary(r, name, f"equal-samples-g{G}", "samples_to_target") for G in (2, 4, 8)}
     worse = [G for G in (2, 4) if compare(at[G], at[8], SMALL_EFFECT) == "lower"]
     better = [G for G in (2, 4) if compare(at[G], at[8], SMALL_EFFECT) == "higher"]
     last = [c for c in r[name]["cells"] if c["axes"]["regime"] == "equal samples"][-1]["config"]["train"]
@@ -275,8 +261,8 @@ def saturation_note(r: dict) -> str:
     if len(sizes) < 3:
         return ""
     middle, largest = (
-        stat(r, "variance", f"reference, G={sizes[-3]}", "net_snr.zscore"),
-        stat(r, "variance", f"reference, G={sizes[-1]}", "net_snr.zscore"),
+        cell_summary(r, "variance", f"reference-g{sizes[-3]}", "net_snr.zscore"),
+        cell_summary(r, "variance", f"reference-g{sizes[-1]}", "net_snr.zscore"),
     )
     if compare(largest, middle) == "higher":
         return ""
@@ -288,11 +274,11 @@ def saturation_note(r: dict) -> str:
 
 def small_groups_noisier(r: dict) -> Finding:
     gs, var = "group-size", "variance"
-    steps = {G: stat(r, gs, f"equal prompts, G={G}", "steps_to_target") for G in (2, 4, 8)}
-    samples = {G: stat(r, gs, f"equal samples, G={G}", "samples_to_target") for G in (2, 4, 8)}
-    snr1k = {G: stat(r, var, f"reference, G={G}", "net_snr_per_1k_responses.zscore") for G in (2, 4, 8)}
-    cos = {G: stat(r, var, f"reference, G={G}", "cos_step.zscore") for G in (2, 4, 8)}
-    reached = {G: stat(r, gs, f"equal prompts, G={G}", "reached_target") for G in (2, 4, 8)}
+    steps = {G: cell_summary(r, gs, f"equal-prompts-g{G}", "steps_to_target") for G in (2, 4, 8)}
+    samples = {G: cell_summary(r, gs, f"equal-samples-g{G}", "samples_to_target") for G in (2, 4, 8)}
+    snr1k = {G: cell_summary(r, var, f"reference-g{G}", "net_snr_per_1k_responses.zscore") for G in (2, 4, 8)}
+    cos = {G: cell_summary(r, var, f"reference-g{G}", "cos_step.zscore") for G in (2, 4, 8)}
+    reached = {G: cell_summary(r, gs, f"equal-prompts-g{G}", "reached_target") for G in (2, 4, 8)}
     slower_per_step = any(reached[G]["mean"] is not None and reached[G]["mean"] < 1 for G in (2, 4)) or any(
         compare(steps[G], steps[8]) == "higher" for G in (2, 4)
     )
@@ -308,7 +294,7 @@ def small_groups_noisier(r: dict) -> Finding:
         + "; cosine of one batch (16 prompts) to the true gradient: "
         + ", ".join(f"G={G} {fmt(cos[G])}" for G in cos)
     )
-    tied = stat(r, gs, "equal prompts, G=2", "frac_reward_zero_std")
+    tied = cell_summary(r, gs, "equal-prompts-g2", "frac_reward_zero_std")
     evidence += f"; share of G=2 groups with all-equal rewards {fmt(tied, percent=True)}"
     verdict = HOLDS if slower_per_step and slower_per_sample else PARTLY if slower_per_step else FAILS
     explanation = (
@@ -329,9 +315,9 @@ def small_groups_noisier(r: dict) -> Finding:
 def g4_oscillates(r: dict) -> Finding:
     name = "group-size"
     parts, worse, noisier = [], [], []
-    for regime in ("equal prompts", "equal samples"):
-        d4, d16 = stat(r, name, f"{regime}, G=4", "eval_max_drawdown"), stat(r, name, f"{regime}, G=16", "eval_max_drawdown")
-        n4, n16 = stat(r, name, f"{regime}, G=4", "reward_step_noise"), stat(r, name, f"{regime}, G=16", "reward_step_noise")
+    for regime, prefix in (("equal prompts", "equal-prompts"), ("equal samples", "equal-samples")):
+        d4, d16 = cell_summary(r, name, f"{prefix}-g4", "eval_max_drawdown"), cell_summary(r, name, f"{prefix}-g16", "eval_max_drawdown")
+        n4, n16 = cell_summary(r, name, f"{prefix}-g4", "reward_step_noise"), cell_summary(r, name, f"{prefix}-g16", "reward_step_noise")
         parts.append(
             f"{regime}: largest accuracy fall G=4 {fmt(d4)} vs G=16 {fmt(d16)}; train-reward step-to-step noise G=4 {fmt(n4)} vs G=16 {fmt(n16)}"
         )
@@ -362,16 +348,16 @@ def sigma_explodes(r: dict) -> Finding:
     largest = top["summary"]["adv_abs_max"]["mean"]
     G = r[name]["train_defaults"]["group_size"]
     bound = (G - 1) / math.sqrt(G)
-    above = [c["label"] for c in cells if c["summary"]["adv_abs_max"]["mean"] > bound * 1.001]
-    failed_exact = stat(r, name, "exact, eps=0, add", "failed")
-    share_small = stat(r, name, "noisy, eps=0, add", "probe_no_signal_share")
-    share_large = stat(r, name, "noisy, eps=0.1, add", "probe_no_signal_share")
-    noise = next(c for c in r[name]["cells"] if c["label"] == "noisy, eps=0, add")["config"]["train"]["reward_noise"]
+    above = [cell_label(name, c["id"]) for c in cells if c["summary"]["adv_abs_max"]["mean"] > bound * 1.001]
+    failed_exact = cell_summary(r, name, "exact-eps0-add", "failed")
+    share_small = cell_summary(r, name, "noisy-eps0-add", "probe_no_signal_share")
+    share_large = cell_summary(r, name, "noisy-eps0.1-add", "probe_no_signal_share")
+    noise = result_cell(r[name], "noisy-eps0-add")["config"]["train"]["reward_noise"]
     exploded = largest is not None and largest > 10 * bound
     nan = (failed_exact["mean"] or 0) > 0
     amplified = share_small["mean"] is not None and share_large["mean"] is not None and share_small["mean"] > 10 * share_large["mean"]
     evidence = (
-        f"largest |advantage| in any run: {largest:.3g}, in '{top['label']}' (the z-score's bound (G-1)/√G = {bound:.3g} for G={G}; "
+        f"largest |advantage| in any run: {largest:.3g}, in '{cell_label(name, top['id'])}' (the z-score's bound (G-1)/√G = {bound:.3g} for G={G}; "
         f"runs above it: {'; '.join(repr(label) for label in above) if above else 'none'}); exact rewards, "
         f"eps=0: {fmt(failed_exact, percent=True)} of runs stopped on 0/0; noisy rewards (σ_noise={noise:g}): "
         f"share of |advantage| on groups with no right/wrong spread {fmt(share_small)} at eps=0 vs {fmt(share_large)} at eps=0.1"
@@ -397,11 +383,11 @@ def epsilon_fixes(r: dict) -> Finding:
     name = "sigma-to-zero"
     epsilons = sorted({c["axes"]["std_eps"] for c in r[name]["cells"] if c["axes"]["std_eps"] > 0})
     tiny, big = epsilons[0], epsilons[-1]
-    failed_tiny = stat(r, name, f"exact, eps={tiny:g}, add", "failed")
-    shares = {(e, m): stat(r, name, f"noisy, eps={e:g}, {m}", "probe_no_signal_share") for e in (tiny, big) for m in ("add", "clamp")}
-    share_zero = stat(r, name, "noisy, eps=0, add", "probe_no_signal_share")
-    acc = {e: stat(r, name, f"noisy, eps={e:g}, add", ACC) for e in (tiny, big)}
-    exact_acc = stat(r, name, f"exact, eps={tiny:g}, add", ACC)
+    failed_tiny = cell_summary(r, name, f"exact-eps{tiny:g}-add", "failed")
+    shares = {(e, m): cell_summary(r, name, f"noisy-eps{e:g}-{m}", "probe_no_signal_share") for e in (tiny, big) for m in ("add", "clamp")}
+    share_zero = cell_summary(r, name, "noisy-eps0-add", "probe_no_signal_share")
+    acc = {e: cell_summary(r, name, f"noisy-eps{e:g}-add", ACC) for e in (tiny, big)}
+    exact_acc = cell_summary(r, name, f"exact-eps{tiny:g}-add", ACC)
     fixes_nan = failed_tiny["mean"] == 0
     stops_noise = shares[(tiny, "add")]["mean"] is not None and share_zero["mean"] and shares[(tiny, "add")]["mean"] < 0.5 * share_zero["mean"]
     evidence = (
@@ -440,11 +426,11 @@ def blowup_and_accumulation(r: dict) -> Finding:
     same_gradient = all(check["max_rel_grad_norm_diff"] < 1e-4 for check in checks)
     smallest_micro = min(checks, key=lambda check: check["activation_ratio"])
     evidence = (
-        f"{smallest['label']} → {largest['label']}: {ratio_responses:.0f}x the responses, {ratio_memory:.0f}x the activation memory "
+        f"{cell_label(name, smallest['id'])} → {cell_label(name, largest['id'])}: {ratio_responses:.0f}x the responses, {ratio_memory:.0f}x the activation memory "
         f"({smallest['summary']['saved_activations_mb']['mean']:.3g} → {largest['summary']['saved_activations_mb']['mean']:.3g} MB), "
         f"time per step {fmt(smallest['summary']['time_per_step_s'])} → {fmt(largest['summary']['time_per_step_s'])} s; "
         f"micro-batching: step-1 gradient norm differs by at most {max(c['max_rel_grad_norm_diff'] for c in checks):.1e} (relative), "
-        f"{smallest_micro['label']} keeps {smallest_micro['activation_ratio']:.1%} of the activations at {smallest_micro['time_ratio']:.2f}x the time"
+        f"{cell_label(name, smallest_micro['id'])} keeps {smallest_micro['activation_ratio']:.1%} of the activations at {smallest_micro['time_ratio']:.2f}x the time"
     )
     linear = ratio_memory > 0.5 * ratio_responses
     verdict = HOLDS if linear and same_gradient and smallest_micro["activation_ratio"] < 0.5 else PARTLY
@@ -461,22 +447,22 @@ def tradeoff_crossover(r: dict) -> Finding:
     name = "grpo-vs-ppo"
     derived = r[name]["derived"]
     parts = [
-        f"{label}: responses to {TARGET_ACCURACY:.0%} {fmt(stat(r, name, label, 'samples_to_target'))}, "
-        f"seconds {fmt(stat(r, name, label, 'time_to_target_s'))}"
-        for label in (GRPO_LABEL, PPO_LABEL, EMA_LABEL)
+        f"{cell_label(name, cell_id)}: responses to {TARGET_ACCURACY:.0%} {fmt(cell_summary(r, name, cell_id, 'samples_to_target'))}, "
+        f"seconds {fmt(cell_summary(r, name, cell_id, 'time_to_target_s'))}"
+        for cell_id in ("grpo", "ppo", "ema")
     ]
     crossover = derived.get("crossover_s_per_response")
     zero, high = derived.get("cheaper_at_zero_cost"), derived.get("cheaper_at_high_cost")
-    late = compare(stat(r, name, PPO_LABEL, ACC), stat(r, name, GRPO_LABEL, ACC), SMALL_EFFECT)
+    late = compare(cell_summary(r, name, "ppo", ACC), cell_summary(r, name, "grpo", ACC), SMALL_EFFECT)
     parts.append(
         f"cheaper with free generation: {zero}; with expensive generation: {high}"
         + (f"; crossover at {crossover:.3g} s per response" if crossover else "")
-        + f"; late accuracy at equal samples: PPO {fmt(stat(r, name, PPO_LABEL, ACC))} vs GRPO {fmt(stat(r, name, GRPO_LABEL, ACC))}"
+        + f"; late accuracy at equal samples: PPO {fmt(cell_summary(r, name, 'ppo', ACC))} vs GRPO {fmt(cell_summary(r, name, 'grpo', ACC))}"
     )
     # the critic-free control on PPO's batch shape: if it needs no more responses and no more seconds than PPO,
     # what saves responses is the batch shape (128 prompts x 1 answer), not the critic
     control_as_cheap = all(
-        compare(stat(r, name, EMA_LABEL, metric), stat(r, name, PPO_LABEL, metric)) != "higher"
+        compare(cell_summary(r, name, "ema", metric), cell_summary(r, name, "ppo", metric)) != "higher"
         for metric in ("samples_to_target", "time_to_target_s")
     )
     shape_note = (
@@ -509,19 +495,19 @@ def tradeoff_crossover(r: dict) -> Finding:
 
 def critic_without_groups(r: dict) -> Finding:
     name = "grpo-vs-ppo"
-    ppo, grpo = stat(r, name, PPO_LABEL, ACC), stat(r, name, GRPO_LABEL, ACC)
-    start = stat(r, name, PPO_LABEL, "initial_eval_accuracy")
-    ev = stat(r, name, PPO_LABEL, "late_explained_variance")
+    ppo, grpo = cell_summary(r, name, "ppo", ACC), cell_summary(r, name, "grpo", ACC)
+    start = cell_summary(r, name, "ppo", "initial_eval_accuracy")
+    ev = cell_summary(r, name, "ppo", "late_explained_variance")
     learns = ppo["mean"] is not None and ppo["mean"] > start["mean"] + 0.05
     direction = compare(ppo, grpo, SMALL_EFFECT)
-    ema = stat(r, name, EMA_LABEL, ACC)
+    ema = cell_summary(r, name, "ema", ACC)
     versus_ema = compare(ppo, ema, SMALL_EFFECT)
     evidence = (
         f"late accuracy: PPO with G=1 {fmt(ppo)}, GRPO G=8 {fmt(grpo)} (start {start['mean']:.3g}); the control without a critic, "
         f"an EMA baseline at G=1 x 128 prompts: {fmt(ema)}; the critic's explained variance on each fresh batch, late in training: {fmt(ev)}; "
-        f"PPO as practitioners run it ({REUSE_WORDS}): late accuracy {fmt(stat(r, name, PPO_REUSE_LABEL, ACC))}, "
-        f"share of tokens clipped {fmt(stat(r, name, PPO_REUSE_LABEL, 'mean_clip_ratio'))}, its critic's held-out explained variance "
-        f"{fmt(stat(r, name, PPO_REUSE_LABEL, 'late_heldout_explained_variance'))}"
+        f"PPO as practitioners run it ({REUSE_WORDS}): late accuracy {fmt(cell_summary(r, name, 'ppo-reuse', ACC))}, "
+        f"share of tokens clipped {fmt(cell_summary(r, name, 'ppo-reuse', 'mean_clip_ratio'))}, its critic's held-out explained variance "
+        f"{fmt(cell_summary(r, name, 'ppo-reuse', 'late_heldout_explained_variance'))}"
     )
     verdict = HOLDS if learns and direction != "lower" else PARTLY if learns else FAILS
     weak_critic = ev["mean"] is not None and ev["mean"] < 0.1
@@ -544,8 +530,8 @@ def critic_without_groups(r: dict) -> Finding:
 
 def g2_usable_but_poor(r: dict) -> Finding:
     name = "small-group-remedies"
-    g2, g8, g2_64 = (stat(r, name, label, ACC) for label in ("G=2", "G=8", "G=2, 64 prompts (G=8's samples)"))
-    start = stat(r, name, "G=2", "initial_eval_accuracy")
+    g2, g8, g2_64 = (cell_summary(r, name, cell_id, ACC) for cell_id in ("g2", "g8", "g2-64prompts"))
+    start = cell_summary(r, name, "g2", "initial_eval_accuracy")
     per_step, per_sample = compare(g2, g8, SMALL_EFFECT), compare(g2_64, g8, SMALL_EFFECT)
     usable = g2["mean"] > start["mean"] + 0.05
     evidence = f"late accuracy (start {start['mean']:.3g}): G=2 x 16 prompts {fmt(g2)}, G=8 x 16 prompts {fmt(g8)}, G=2 x 64 prompts (same samples as G=8) {fmt(g2_64)}"
@@ -565,26 +551,26 @@ def g2_usable_but_poor(r: dict) -> Finding:
     return Finding(evidence, verdict, explanation)
 
 
-def cell_setting(results: dict, name: str, label: str, knob: str):
+def cell_setting(results: dict, name: str, cell_id: str, knob: str):
     """The value of a TrainConfig knob a training cell ran with (its own or its regime's override, else the result's TrainConfig defaults)."""
-    cell = next(c for c in results[name]["cells"] if c["label"] == label)
+    cell = result_cell(results[name], cell_id)
     return cell["config"]["train"].get(knob, results[name]["train_defaults"][knob])
 
 
-def cell_lr(results: dict, name: str, label: str) -> float:
+def cell_lr(results: dict, name: str, cell_id: str) -> float:
     """The learning rate a training cell ran with."""
-    return cell_setting(results, name, label, "lr")
+    return cell_setting(results, name, cell_id, "lr")
 
 
-def remedy(label: str, what_text: str) -> Callable[[dict], Finding]:
+def remedy(cell_id: str, what_text: str) -> Callable[[dict], Finding]:
     """what_text: the remedy in words; '{base_lr}' becomes the plain G=2 cell's lr."""
 
     def evaluate(r: dict) -> Finding:
         name = "small-group-remedies"
-        plain, treated = stat(r, name, "G=2", ACC), stat(r, name, label, ACC)
-        plain_dd, treated_dd = stat(r, name, "G=2", "eval_max_drawdown"), stat(r, name, label, "eval_max_drawdown")
+        plain, treated = cell_summary(r, name, "g2", ACC), cell_summary(r, name, cell_id, ACC)
+        plain_dd, treated_dd = cell_summary(r, name, "g2", "eval_max_drawdown"), cell_summary(r, name, cell_id, "eval_max_drawdown")
         acc_dir, dd_dir = compare(treated, plain, SMALL_EFFECT), compare(treated_dd, plain_dd)
-        base_lr = f"{cell_lr(r, name, 'G=2'):.0e}".replace("e-0", "e-")  # the regime's lr, not always the default's: '1e-4'
+        base_lr = f"{cell_lr(r, name, 'g2'):.0e}".replace("e-0", "e-")  # the regime's lr, not always the default's: '1e-4'
         what = what_text.format(base_lr=base_lr)
         evidence = f"late accuracy G=2 {fmt(plain)} → with {what} {fmt(treated)}; largest accuracy fall {fmt(plain_dd)} → {fmt(treated_dd)}"
         verdict = HOLDS if acc_dir == "higher" or (acc_dir == "same" and dd_dir == "lower") else PARTLY if dd_dir == "lower" else FAILS
@@ -600,9 +586,9 @@ def remedy(label: str, what_text: str) -> Callable[[dict], Finding]:
 
 def grpo_stability(r: dict) -> Finding:
     gp, sg = "grpo-vs-ppo", "small-group-remedies"
-    grpo_dd, ppo_dd = stat(r, gp, GRPO_LABEL, "eval_max_drawdown"), stat(r, gp, PPO_LABEL, "eval_max_drawdown")
-    g2, ppo_small = stat(r, sg, "G=2", ACC), stat(r, gp, PPO_SMALL_LABEL, ACC)
-    g2_dd, ppo_small_dd = stat(r, sg, "G=2", "eval_max_drawdown"), stat(r, gp, PPO_SMALL_LABEL, "eval_max_drawdown")
+    grpo_dd, ppo_dd = cell_summary(r, gp, "grpo", "eval_max_drawdown"), cell_summary(r, gp, "ppo", "eval_max_drawdown")
+    g2, ppo_small = cell_summary(r, sg, "g2", ACC), cell_summary(r, gp, "ppo-32prompts", ACC)
+    g2_dd, ppo_small_dd = cell_summary(r, sg, "g2", "eval_max_drawdown"), cell_summary(r, gp, "ppo-32prompts", "eval_max_drawdown")
     enough = compare(grpo_dd, ppo_dd)
     scarce = compare(g2, ppo_small, SMALL_EFFECT)
     evidence = (
@@ -620,15 +606,15 @@ def grpo_stability(r: dict) -> Finding:
 
 def group_baseline_in_ppo(r: dict) -> Finding:
     name = "grpo-vs-ppo"
-    grpo, critic = stat(r, name, GRPO_LABEL, ACC), stat(r, name, PPO_GROUPS_LABEL, ACC)
+    grpo, critic = cell_summary(r, name, "grpo", ACC), cell_summary(r, name, "ppo-g8", ACC)
     direction = compare(grpo, critic, SMALL_EFFECT)
-    mc, learned = stat(r, name, MC_VALUE_LABEL, ACC), stat(r, name, PPO_REUSE_LABEL, ACC)
+    mc, learned = cell_summary(r, name, "mc-value", ACC), cell_summary(r, name, "ppo-reuse", ACC)
     bias_costs = compare(mc, learned, SMALL_EFFECT)
-    task = Task.parse(cell_setting(r, name, GRPO_LABEL, "task"))
+    task = Task.parse(cell_setting(r, name, "grpo", "task"))
     answer_tokens = f"{task.digits + 1}-{task.digits + 2}"  # a sum's digits and EOS
     evidence = (
         f"same batches (G=8, 16 prompts, the same PPO-clip loss): group baseline (GRPO) {fmt(grpo)} vs learned critic with GAE {fmt(critic)}; "
-        f"on PPO's batch shape with sample reuse ({MC_VALUE_LABEL.split(', ', 1)[1]}): Monte-Carlo V(s_t) from rollouts of each answer prefix "
+        f"on PPO's batch shape with sample reuse ({cell_label(name, 'mc-value').split(', ', 1)[1]}): Monte-Carlo V(s_t) from rollouts of each answer prefix "
         f"(unbiased per token) {fmt(mc)} vs the learned critic {fmt(learned)}"
     )
     verdict = HOLDS if direction == "lower" else FAILS
@@ -647,15 +633,15 @@ def long_text_ppo(r: dict) -> Finding:
     answers: PPO (critic and GAE, reused as practitioners run it, and without reuse) against GRPO at
     equal responses per step (128), on late accuracy and on the area under the accuracy curve."""
     name = "grpo-vs-ppo"
-    pairs = [(PPO_REUSE_LABEL, GRPO_REUSE_LABEL), (PPO_LABEL, GRPO_LABEL)]
+    pairs = [("ppo-reuse", "grpo-reuse"), ("ppo", "grpo")]
     parts, directions = [], []
-    for ppo_label, grpo_label in pairs:
+    for ppo_id, grpo_id in pairs:
         for metric, words in ((ACC, "late accuracy"), ("eval_accuracy_auc", "accuracy AUC")):
-            ppo, grpo = stat(r, name, ppo_label, metric), stat(r, name, grpo_label, metric)
+            ppo, grpo = cell_summary(r, name, ppo_id, metric), cell_summary(r, name, grpo_id, metric)
             direction = compare(ppo, grpo, SMALL_EFFECT)
             directions.append(direction)
-            parts.append(f"{words}: {ppo_label} {fmt(ppo)} vs {grpo_label} {fmt(grpo)}")
-    ev = stat(r, name, PPO_REUSE_LABEL, "late_heldout_explained_variance")
+            parts.append(f"{words}: {cell_label(name, ppo_id)} {fmt(ppo)} vs {cell_label(name, grpo_id)} {fmt(grpo)}")
+    ev = cell_summary(r, name, "ppo-reuse", "late_heldout_explained_variance")
     parts.append(f"the reused critic's held-out explained variance late in training {fmt(ev)}")
     verdict = HOLDS if all(d == "higher" for d in directions) else PARTLY if "higher" in directions else FAILS
     explanation = (
@@ -673,17 +659,17 @@ def long_text_ppo(r: dict) -> Finding:
 
 # GRPO against PPO twice: as the arms were first run (one pass over each batch) and as practitioners run
 # both (each batch reused, REUSE_WORDS), so a verdict never rests on a PPO that never reuses a batch
-PPO_PAIRS = (("one pass per batch", GRPO_LABEL, PPO_LABEL), (f"each batch reused, {REUSE_WORDS}", GRPO_REUSE_LABEL, PPO_REUSE_LABEL))
+PPO_PAIRS = (("one pass per batch", "grpo", "ppo"), (f"each batch reused, {REUSE_WORDS}", "grpo-reuse", "ppo-reuse"))
 
 
 def no_free_lunch(r: dict) -> Finding:
     name = "grpo-vs-ppo"
     criteria = {"late accuracy": (ACC, True), "responses to target": ("samples_to_target", False), "seconds to target": ("time_to_target_s", False)}
     parts, trade_offs, readings = [], [], []
-    for pair, grpo_label, ppo_label in PPO_PAIRS:
+    for pair, grpo_id, ppo_id in PPO_PAIRS:
         winners, words = set(), []
         for criterion, (metric, higher_better) in criteria.items():
-            g, p = stat(r, name, grpo_label, metric), stat(r, name, ppo_label, metric)
+            g, p = cell_summary(r, name, grpo_id, metric), cell_summary(r, name, ppo_id, metric)
             direction = compare(g, p, SMALL_EFFECT if metric == ACC else 0)
             winner = "tie" if direction == "same" else "GRPO" if (direction == "higher") == higher_better else "PPO"
             winners.add(winner)
@@ -713,12 +699,12 @@ def no_free_lunch(r: dict) -> Finding:
 
 def group_mean_is_a_value(r: dict) -> Finding:
     name = "critic-fit"
-    label = "reference, fresh rollouts"
+    cell_id = "reference-fresh"
     sizes = sorted(int(key.split("=")[1]) for key in r[name]["cells"][0]["summary"] if key.startswith("group_ev."))
-    group = {G: stat(r, name, label, f"group_ev.G={G}") for G in sizes}
-    oracle, critic = stat(r, name, label, "oracle_ev"), stat(r, name, label, "critic_ev_prompt")
-    updates = stat(r, name, label, "critic_updates")
-    beats = {G: stat(r, name, label, f"updates_to_beat.G={G}") for G in sizes}
+    group = {G: cell_summary(r, name, cell_id, f"group_ev.G={G}") for G in sizes}
+    oracle, critic = cell_summary(r, name, cell_id, "oracle_ev"), cell_summary(r, name, cell_id, "critic_ev_prompt")
+    updates = cell_summary(r, name, cell_id, "critic_updates")
+    beats = {G: cell_summary(r, name, cell_id, f"updates_to_beat.G={G}") for G in sizes}
     evidence = (
         "held-out explained variance of V(prompt) at the reference policy: group mean of G samples "
         + ", ".join(f"G={G} {fmt(group[G])}" for G in sizes)
@@ -743,11 +729,11 @@ def group_mean_is_a_value(r: dict) -> Finding:
 
 def critic_over_under_fits(r: dict) -> Finding:
     name = "critic-fit"
-    fresh, pool = "reference, fresh rollouts", "reference, one fixed pool of rollouts"
-    oracle, best = stat(r, name, fresh, "oracle_ev"), stat(r, name, fresh, "best_critic_ev_prompt")
-    pool_train, pool_held = stat(r, name, pool, "train_ev_token"), stat(r, name, pool, "critic_ev_token")
-    fresh_train, fresh_held = stat(r, name, fresh, "train_ev_token"), stat(r, name, fresh, "critic_ev_token")
-    updates = stat(r, name, fresh, "critic_updates")
+    fresh, pool = "reference-fresh", "reference-fixed-pool"
+    oracle, best = cell_summary(r, name, fresh, "oracle_ev"), cell_summary(r, name, fresh, "best_critic_ev_prompt")
+    pool_train, pool_held = cell_summary(r, name, pool, "train_ev_token"), cell_summary(r, name, pool, "critic_ev_token")
+    fresh_train, fresh_held = cell_summary(r, name, fresh, "train_ev_token"), cell_summary(r, name, fresh, "critic_ev_token")
+    updates = cell_summary(r, name, fresh, "critic_updates")
     underfits = best["mean"] < 0.5 * oracle["mean"]
     overfits = pool_train["mean"] - pool_held["mean"] > 0.2 and pool_held["mean"] < 0
     evidence = (
@@ -771,10 +757,10 @@ def critic_over_under_fits(r: dict) -> Finding:
 
 def critic_wins_on_noisy_rewards(r: dict) -> Finding:
     name = "grpo-vs-ppo"
-    grpo, ppo = stat(r, name, GRPO_NOISY_LABEL, ACC), stat(r, name, PPO_NOISY_LABEL, ACC)
-    grpo_exact, ppo_exact = stat(r, name, GRPO_LABEL, ACC), stat(r, name, PPO_LABEL, ACC)
+    grpo, ppo = cell_summary(r, name, "grpo-noisy", ACC), cell_summary(r, name, "ppo-noisy", ACC)
+    grpo_exact, ppo_exact = cell_summary(r, name, "grpo", ACC), cell_summary(r, name, "ppo", ACC)
     noisy, exact = compare(ppo, grpo, SMALL_EFFECT), compare(ppo_exact, grpo_exact, SMALL_EFFECT)
-    noise = r[name]["cells"][[c["label"] for c in r[name]["cells"]].index(GRPO_NOISY_LABEL)]["config"]["train"]["reward_noise"]
+    noise = result_cell(r[name], "grpo-noisy")["config"]["train"]["reward_noise"]
     evidence = (
         f"late accuracy at 128 responses per step, reward noise std {noise:g}: PPO (G=1) {fmt(ppo)} vs GRPO (G=8) {fmt(grpo)}; "
         f"exact rewards: PPO {fmt(ppo_exact)} vs GRPO {fmt(grpo_exact)}"
@@ -798,18 +784,20 @@ def critic_wins_on_noisy_rewards(r: dict) -> Finding:
 
 
 def std_essential(r: dict) -> Finding:
-    pairs = [("offset-and-scale", "zscore, offset 0", "mean, offset 0"), ("difficulty-bias", "train with zscore", "train with mean")]
+    pairs = [("offset-and-scale", "zscore-offset0", "mean-offset0"), ("difficulty-bias", "train-zscore", "train-mean")]
     parts, directions = [], []
-    for name, z_label, m_label in pairs:
-        z, m = stat(r, name, z_label, ACC), stat(r, name, m_label, ACC)
+    for name, z_id, m_id in pairs:
+        z, m = cell_summary(r, name, z_id, ACC), cell_summary(r, name, m_id, ACC)
         directions.append(compare(z, m, SMALL_EFFECT))
         parts.append(f"{name}: zscore {fmt(z)} vs mean {fmt(m)}")
-    big = all(d == "higher" for d in directions) and any(stat(r, n, z, ACC)["mean"] - stat(r, n, m, ACC)["mean"] > 0.05 for n, z, m in pairs)
+    big = all(d == "higher" for d in directions) and any(
+        cell_summary(r, n, z, ACC)["mean"] - cell_summary(r, n, m, ACC)["mean"] > 0.05 for n, z, m in pairs
+    )
     verdict = HOLDS if big else PARTLY if "higher" in directions else FAILS
     scale_hurts_mean = (
         compare(
-            stat(r, "offset-and-scale", "mean, hard x0.1", "hard_eval_accuracy"),
-            stat(r, "offset-and-scale", "mean, offset 0", "hard_eval_accuracy"),
+            cell_summary(r, "offset-and-scale", "mean-hard-x0.1", "hard_eval_accuracy"),
+            cell_summary(r, "offset-and-scale", "mean-offset0", "hard_eval_accuracy"),
             SMALL_EFFECT,
         )
         == "lower"
@@ -827,13 +815,13 @@ def std_essential(r: dict) -> Finding:
 def faster_than_ppo(r: dict) -> Finding:
     name = "grpo-vs-ppo"
     speedups, parts = [], []
-    for pair, grpo_label, ppo_label in PPO_PAIRS:
-        g, p = stat(r, name, grpo_label, "samples_to_target"), stat(r, name, ppo_label, "samples_to_target")
+    for pair, grpo_id, ppo_id in PPO_PAIRS:
+        g, p = cell_summary(r, name, grpo_id, "samples_to_target"), cell_summary(r, name, ppo_id, "samples_to_target")
         speedup = p["mean"] / g["mean"] - 1 if g["mean"] and p["mean"] else None
         parts.append(
             f"{pair}: responses to reach {TARGET_ACCURACY:.0%} (interpolated between evaluations), "
-            f"GRPO {fmt(g)} ({per_seed_text(r, name, grpo_label, 'samples_to_target')}), "
-            f"PPO (G=1) {fmt(p)} ({per_seed_text(r, name, ppo_label, 'samples_to_target')})"
+            f"GRPO {fmt(g)} ({per_seed_text(r, name, grpo_id, 'samples_to_target')}), "
+            f"PPO (G=1) {fmt(p)} ({per_seed_text(r, name, ppo_id, 'samples_to_target')})"
             + (
                 f" → GRPO needs {g['mean'] / p['mean'] - 1:+.0%} responses relative to PPO (a difference {'beyond' if compare(g, p) != 'same' else 'within'} noise)"
                 if speedup is not None
@@ -852,7 +840,7 @@ def faster_than_ppo(r: dict) -> Finding:
         if any(speedup > 0 for speedup in measured)
         else FAILS
     )
-    ema = stat(r, name, EMA_LABEL, "samples_to_target")
+    ema = cell_summary(r, name, "ema", "samples_to_target")
     explanation = (
         "Measured at equal responses per step (128), against PPO with a critic trained in full (G=1 x 128 prompts); the control "
         f"without a critic on PPO's batch shape needs {fmt(ema)} responses, so the difference comes from the batch shape more than "
@@ -873,13 +861,13 @@ def logarithmic_returns(r: dict) -> Finding:
     error of (gain 4→16) − (gain 16→64) = 2·acc16 − acc4 − acc64 from the seeds."""
     name = "group-size"
     gains = r[name]["derived"]["gain_per_doubling_equal_prompts"]
-    acc = {G: stat(r, name, f"equal prompts, G={G}", ACC) for G in (4, 16, 64)}
+    acc = {G: cell_summary(r, name, f"equal-prompts-g{G}", ACC) for G in (4, 16, 64)}
     early, late = acc[16]["mean"] - acc[4]["mean"], acc[64]["mean"] - acc[16]["mean"]
     error = math.sqrt(standard_error(acc[4]) ** 2 + 4 * standard_error(acc[16]) ** 2 + standard_error(acc[64]) ** 2)
     constant = abs(early - late) <= 2 * error  # the same gain per doubling, within noise
     clear = compare(acc[16], acc[4], SMALL_EFFECT) == "higher"
     still_gaining = compare(acc[64], acc[16], SMALL_EFFECT) == "higher"
-    samples = {G: stat(r, name, f"equal samples, G={G}", ACC) for G in (4, 16, 64)}
+    samples = {G: cell_summary(r, name, f"equal-samples-g{G}", ACC) for G in (4, 16, 64)}
     evidence = (
         "equal prompts, late accuracy: "
         + ", ".join(f"G={G} {fmt(acc[G])}" for G in acc)
@@ -910,21 +898,21 @@ def two_grpo(r: dict) -> Finding:
     if not derived:
         return Finding("the grid has no G=2 / G=16 pair", UNTESTED, "")
     small, large = derived["small_G"], derived["large_G"]
-    a, b = stat(r, name, f"equal prompts, G={small}", ACC), stat(r, name, f"equal prompts, G={large}", ACC)
+    a, b = cell_summary(r, name, f"equal-prompts-g{small}", ACC), cell_summary(r, name, f"equal-prompts-g{large}", ACC)
     ratio = derived["accuracy_ratio"]
-    same_samples = compare(stat(r, name, f"equal samples, G={small}", ACC), stat(r, name, f"equal samples, G={large}", ACC), SMALL_EFFECT)
+    same_samples = compare(cell_summary(r, name, f"equal-samples-g{small}", ACC), cell_summary(r, name, f"equal-samples-g{large}", ACC), SMALL_EFFECT)
     evidence = (
         f"equal prompts, same steps: G={small} {fmt(a)} vs G={large} {fmt(b)} → {ratio:.1%} of G={large}'s accuracy with "
         f"{derived['rollout_fraction']:.1%} of the rollouts (gain over the start: {derived['gain_ratio']:.0%} of G={large}'s)"
     )
-    protocol = next((c for c in r[name]["cells"] if c["label"] == TWO_GRPO_PROTOCOL_LABEL), None)
+    protocol = next((c for c in r[name]["cells"] if c["id"] == "2grpo-protocol"), None)
     if protocol is not None:
         train = protocol["config"]["train"]
-        baseline = next(c for c in r[name]["cells"] if c["label"] == f"equal prompts, G={large}")["config"]["train"]
+        baseline = result_cell(r[name], f"equal-prompts-g{large}")["config"]["train"]
         fraction = train["prompts_per_step"] * 2 * train["steps"] / (baseline["prompts_per_step"] * large * baseline["steps"])
         evidence += (
             f"; the budget reading ({train['prompts_per_step']} prompts x G=2 for {train['steps']} steps, {fraction:.1%} of "
-            f"G={large}'s rollouts in all): {fmt(stat(r, name, TWO_GRPO_PROTOCOL_LABEL, ACC))}"
+            f"G={large}'s rollouts in all): {fmt(cell_summary(r, name, '2grpo-protocol', ACC))}"
         )
     verdict = HOLDS if ratio >= 0.95 else PARTLY if ratio >= 0.9 else FAILS
     explanation = (
@@ -947,13 +935,13 @@ def difficulty_bias(r: dict) -> Finding:
     G = next(c for c in r[name]["cells"] if c["axes"]["part"] == "weights")["config"]["group_size"]
     parts, upweighted, below_balanced = [], [], []
     for policy in ("reference", "half-trained"):
-        label = f"group weights at the {policy} policy"
-        z, m = stat(r, name, label, "weight_vs_middle.zscore.k=1"), stat(r, name, label, "weight_vs_middle.mean.k=1")
+        cell_id = f"weights-{policy}"
+        z, m = cell_summary(r, name, cell_id, "weight_vs_middle.zscore.k=1"), cell_summary(r, name, cell_id, "weight_vs_middle.mean.k=1")
         parts.append(f"{policy} policy, gradient norm of a group with 1 of {G} right relative to a balanced group: zscore {fmt(z)}, mean {fmt(m)}")
         if compare(z, m) == "higher":
             upweighted.append(policy)
         below_balanced.append(z["mean"] is not None and z["mean"] < 1)
-    accs = {(b, s): stat(r, name, f"train with {b}", f"{s}_eval_accuracy") for b in ("zscore", "mean") for s in ("hard", "easy")}
+    accs = {(b, s): cell_summary(r, name, f"train-{b}", f"{s}_eval_accuracy") for b in ("zscore", "mean") for s in ("hard", "easy")}
     parts.append(
         "after training, hard/easy accuracy: " + "; ".join(f"{b} {fmt(accs[(b, 'hard')])} / {fmt(accs[(b, 'easy')])}" for b in ("zscore", "mean"))
     )
@@ -975,29 +963,31 @@ def difficulty_bias(r: dict) -> Finding:
     return Finding("; ".join(parts), verdict, explanation)
 
 
-DAPO_SETTINGS = (("exact", "exact"), ("partial", "partial"), ("noisy", "noisy"), ("weak reference, exact", "weak reference, exact"))
+DAPO_SETTINGS = (("exact", "exact"), ("partial", "partial"), ("noisy", "noisy"), ("weak reference, exact", "weak"))  # (words, id prefix)
 
 
 def dapo_cells(r: dict, variant: str) -> list[tuple[str, dict, dict]]:
     """(setting, plain cell's stats, variant cell's stats) for each reward setting the result has
     (the weak-reference cells only in results made since they were added)."""
-    name, labels = "sigma-to-zero", {c["label"] for c in r["sigma-to-zero"]["cells"]}
-    rows = []
+    name, rows = "sigma-to-zero", []
     for setting, prefix in DAPO_SETTINGS:
-        plain, treated = f"{prefix}, eps=0.0001, add", f"{prefix}, eps=0.0001, add, {variant}"
-        if plain in labels and treated in labels:
-            rows.append(
-                (
-                    setting,
-                    {m: stat(r, name, plain, m) for m in (ACC, "frac_reward_zero_std", "samples")},
-                    {m: stat(r, name, treated, m) for m in (ACC, "samples")},
-                )
+        plain, treated = f"{prefix}-eps0.0001-add", f"{prefix}-{variant}"
+        try:
+            result_cell(r[name], plain), result_cell(r[name], treated)
+        except KeyError:  # a result made before these cells were added (an id the catalog lacks raises UnknownCellError, no KeyError)
+            continue
+        rows.append(
+            (
+                setting,
+                {m: cell_summary(r, name, plain, m) for m in (ACC, "frac_reward_zero_std", "samples")},
+                {m: cell_summary(r, name, treated, m) for m in (ACC, "samples")},
             )
+        )
     return rows
 
 
 def dapo_filter(r: dict) -> Finding:
-    rows = dapo_cells(r, "zero-std filter")
+    rows = dapo_cells(r, "filter")
     helped = [compare(treated[ACC], plain[ACC], SMALL_EFFECT) for _, plain, treated in rows]
     evidence = "; ".join(
         f"{setting}: zero-std groups {fmt(plain['frac_reward_zero_std'], percent=True)}, late accuracy {fmt(plain[ACC])} "
@@ -1015,7 +1005,7 @@ def dapo_filter(r: dict) -> Finding:
 
 
 def dapo_refill(r: dict) -> Finding:
-    rows = dapo_cells(r, "dynamic sampling")
+    rows = dapo_cells(r, "refill")
     if not rows:
         return Finding("the result has no dynamic-sampling cells: `python -m grpo_lab sweep sigma-to-zero`", UNTESTED, "")
     steps = r["sigma-to-zero"]["cells"][0]["config"]["train"]["steps"]
@@ -1183,7 +1173,7 @@ CLAIMS: list[Claim] = [
         "引入全局基线 … 类似 EMA",
         "For G = 2, a global EMA baseline helps.",
         ("small-group-remedies",),
-        remedy("G=2 + EMA baseline", "an EMA baseline"),
+        remedy("g2-ema", "an EMA baseline"),
     ),
     Claim(
         "g2-kl",
@@ -1191,7 +1181,7 @@ CLAIMS: list[Claim] = [
         "使用 KL 惩罚项作为正则化",
         "For G = 2, a KL penalty helps.",
         ("small-group-remedies",),
-        remedy("G=2 + KL 0.04", "KL 0.04"),
+        remedy("g2-kl0.04", "KL 0.04"),
     ),
     Claim(
         "g2-lr",
@@ -1199,7 +1189,7 @@ CLAIMS: list[Claim] = [
         "降低学习率，让模型对噪声更鲁棒",
         "For G = 2, a lower learning rate helps.",
         ("small-group-remedies",),
-        remedy("G=2 + lr 3e-5", "lr 3e-5 (from {base_lr})"),
+        remedy("g2-lr3e-5", "lr 3e-5 (from {base_lr})"),
     ),
     Claim(
         "stability",
@@ -1296,7 +1286,9 @@ def evaluate_claim(claim: Claim, results: dict) -> Finding:
     try:
         with recording_comparisons() as comparisons:
             finding = claim.evaluate(results)
-    except KeyError as error:  # a --fast grid leaves out cells that some claims compare
+    # a --fast grid leaves out cells that some claims compare; a cell id the catalog lacks (a typo) is an
+    # UnknownCellError, no KeyError, and is raised: a typo never reads as "not tested"
+    except KeyError as error:
         return Finding(f"needs a cell this result does not have ({error.args[0]}); run the full sweep", UNTESTED, "")
     except (TypeError, ValueError, AttributeError, IndexError, ZeroDivisionError) as error:  # a damaged result that passed the schema
         remake = "; ".join(f"`python -m grpo_lab sweep {name}`" for name in claim.experiments)

@@ -1,7 +1,7 @@
 """One figure per experiment, drawn from its result dict alone (a cached file or a fresh run).
 
 Every panel shows the mean over seeds with a band or error bars of one standard deviation
-(plots.draw_seed_band, plots.draw_error_points), and says its units on its axes.
+(draw_seed_band, draw_error_points), and says its units on its axes.
 """
 
 from __future__ import annotations
@@ -10,6 +10,7 @@ import math
 import statistics
 import textwrap
 from collections.abc import Iterable
+from pathlib import Path
 
 import matplotlib
 import numpy as np
@@ -17,8 +18,8 @@ from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
 from ..errors import ConfigError
-from ..plots import FIGURE_WIDTH, READABLE, RUN_MARKERS, draw_error_points, draw_seed_band, run_look
-from .catalog import BASELINES, GRPO_LABEL, GRPO_NOISY_LABEL, PPO_LABEL, PPO_NOISY_LABEL, TARGET_ACCURACY
+from ..plots import FIGURE_WIDTH, READABLE, RUN_MARKERS, run_look, save_figure
+from .catalog import BASELINES, TARGET_ACCURACY, cell_label
 
 ACCURACY_LABEL = "held-out accuracy (fraction correct)"
 # each baseline a colour and a line style, so that lines that coincide (mean and rloo in the variance
@@ -42,18 +43,42 @@ def baseline_look(baseline: str) -> dict:
 SPREAD_NOTE = "lines: mean over seeds; bands and bars: +- 1 std over seeds"
 
 
+def draw_seed_band(axis, x, per_seed, label: str = "", color=None, **style):
+    """Mean over seeds as a line, mean +- one std as a band. x: [n]; per_seed: [seeds][n] with
+    None (or NaN) where a seed has no value. Returns the line."""
+    values = np.array([[np.nan if v is None else v for v in row] for row in per_seed], dtype=float)
+    counts = np.isfinite(values).sum(axis=0)
+    keep = counts > 0
+    x, values, counts = np.asarray(x, dtype=float)[keep], values[:, keep], counts[keep]
+    mean = np.nanmean(values, axis=0)
+    spread = np.array([np.nanstd(column, ddof=1) if n > 1 else 0.0 for column, n in zip(values.T, counts)])
+    (line,) = axis.plot(x, mean, label=label, color=color, **style)
+    axis.fill_between(x, mean - spread, mean + spread, color=line.get_color(), alpha=0.18, lw=0)
+    return line
+
+
+def draw_error_points(axis, x, means, stds, label: str = "", color=None, **style):
+    """Seed means joined by a line, with +- one std error bars; None values are skipped."""
+    points = [(a, m, 0.0 if s is None else s) for a, m, s in zip(x, means, stds) if m is not None]
+    if not points:
+        return None
+    xs, ms, ss = zip(*points)
+    return axis.errorbar(xs, ms, yerr=ss, label=label, color=color, capsize=3, marker=style.pop("marker", "o"), ms=4, **style)
+
+
 def cells_where(result: dict, **axes: object) -> list[dict]:
     """The result's cells whose axes match every given value, in grid order."""
     return [cell for cell in result["cells"] if all(cell["axes"].get(key) == value for key, value in axes.items())]
 
 
-def stat(cell: dict, metric: str, field: str = "mean") -> float | None:
+def summary_value(cell: dict, metric: str, field: str = "mean") -> float | None:
+    """One field ("mean", "std" or "n") of one metric's summary over seeds in a cell (None when absent)."""
     return cell["summary"].get(metric, {}).get(field)
 
 
 def metric_points(cells: list[dict], x_axis: str, metric: str) -> tuple[list, list, list]:
     """(x, seed means, seed stds) of one metric over cells, x read from each cell's axes."""
-    return [c["axes"][x_axis] for c in cells], [stat(c, metric) for c in cells], [stat(c, metric, "std") for c in cells]
+    return [c["axes"][x_axis] for c in cells], [summary_value(c, metric) for c in cells], [summary_value(c, metric, "std") for c in cells]
 
 
 def eval_curves(cell: dict, x_key: str = "eval_step", skip_zero: bool = False) -> tuple[list, list[list]]:
@@ -76,7 +101,7 @@ def curves_on_time_grid(cell: dict, end: float, points: int = 60) -> tuple[np.nd
 
 def means_and_stds(cells: list[dict], metric: str) -> tuple[list, list]:
     """(seed means, seed stds) of one metric, one per cell."""
-    return [stat(c, metric) for c in cells], [stat(c, metric, "std") for c in cells]
+    return [summary_value(c, metric) for c in cells], [summary_value(c, metric, "std") for c in cells]
 
 
 def style(
@@ -321,13 +346,13 @@ def sigma_to_zero_figure(result: dict) -> Figure:
                 draw_error_points(
                     axis,
                     x,
-                    [stat(c, metric) for c in cells],
-                    [stat(c, metric, "std") for c in cells],
+                    [summary_value(c, metric) for c in cells],
+                    [summary_value(c, metric, "std") for c in cells],
                     label=f"{reward}, {mode}",
                     color=colors[reward],
                     ls=line_style,
                 )
-                failed = [(xx, stat(c, "final_eval_accuracy")) for xx, c in zip(x, cells) if (stat(c, "failed") or 0) > 0]
+                failed = [(xx, summary_value(c, "final_eval_accuracy")) for xx, c in zip(x, cells) if (summary_value(c, "failed") or 0) > 0]
                 if failed and metric == "late_eval_accuracy":
                     axis.scatter(*zip(*failed), marker="x", s=60, color=colors[reward], zorder=5)
         axis.set_xscale("log")
@@ -352,7 +377,7 @@ def sigma_to_zero_figure(result: dict) -> Figure:
     bar_style = {"color": bar_colors, "edgecolor": "k", "lw": 0.5, "alpha": 0.8}
     draw_bars(
         axes[3],
-        [f"{name}\n{stat(picked[(False, name)], 'frac_reward_zero_std'):.0%} zero-std" for name, _ in settings],
+        [f"{name}\n{summary_value(picked[(False, name)], 'frac_reward_zero_std'):.0%} zero-std" for name, _ in settings],
         [
             (
                 *means_and_stds([picked[(variant, name)] for name, _ in settings], "late_eval_accuracy"),
@@ -376,9 +401,10 @@ def sigma_to_zero_figure(result: dict) -> Figure:
 
 def small_group_figure(result: dict) -> Figure:
     figure, axes = new_figure(4, result, "G = 2 and its remedies (EMA baseline, KL penalty, lower learning rate) against G = 8")
-    for index, c in enumerate(result["cells"]):
+    labels = [cell_label(result["name"], c["id"]) for c in result["cells"]]
+    for index, (c, label) in enumerate(zip(result["cells"], labels)):
         for axis, x_key in ((axes[0], "eval_step"), (axes[1], "eval_samples")):
-            draw_seed_band(axis, *eval_curves(c, x_key), label=c["label"], lw=1.6, **learner_look(index))
+            draw_seed_band(axis, *eval_curves(c, x_key), label=label, lw=1.6, **learner_look(index))
     style(axes[0], "Learning curves by step", "training step", ACCURACY_LABEL, legend=None)
     style(axes[1], "Learning curves by responses sampled", "responses sampled", ACCURACY_LABEL, legend=None)
     figure_legend(figure, axes[0])
@@ -387,9 +413,7 @@ def small_group_figure(result: dict) -> Figure:
         (axes[2], "late_eval_accuracy", "Accuracy late in training", ACCURACY_LABEL),
         (axes[3], "eval_max_drawdown", "Oscillation: largest fall from the best so far", "accuracy points"),
     ):
-        tick_labels = [
-            textwrap.fill(c["label"], BAR_LABEL_CHARACTERS, break_long_words=False) for c in result["cells"]
-        ]  # six bars a half-width panel
+        tick_labels = [textwrap.fill(label, BAR_LABEL_CHARACTERS, break_long_words=False) for label in labels]  # six bars a half-width panel
         draw_bars(axis, tick_labels, [(*means_and_stds(result["cells"], metric), colors)], group_width=0.6)
         style(axis, title, "", ylabel)
     late = [v for v in means_and_stds(result["cells"], "late_eval_accuracy")[0] if v is not None]
@@ -403,18 +427,24 @@ def small_group_figure(result: dict) -> Figure:
 def blowup_figure(result: dict) -> Figure:
     figure, axes = new_figure(3, result, "The batch is prompts x G responses: time and memory per step, and micro-batching")
     whole = sorted(cells_where(result, micro_batch_size=0), key=lambda c: c["axes"]["prompts_per_step"] * c["axes"]["group_size"])
-    x = [stat(c, "responses_per_step") for c in whole]
-    draw_error_points(axes[0], x, [stat(c, "time_per_step_s") for c in whole], [stat(c, "time_per_step_s", "std") for c in whole], label="one step")
+    x = [summary_value(c, "responses_per_step") for c in whole]
+    draw_error_points(
+        axes[0],
+        x,
+        [summary_value(c, "time_per_step_s") for c in whole],
+        [summary_value(c, "time_per_step_s", "std") for c in whole],
+        label="one step",
+    )
     for c, xx in zip(whole, x):
         axes[0].annotate(
             f"{c['axes']['prompts_per_step']}x{c['axes']['group_size']}",
-            (xx, stat(c, "time_per_step_s")),
+            (xx, summary_value(c, "time_per_step_s")),
             textcoords="offset points",
             xytext=(4, -10),
         )
     style(axes[0], "Time per training step", "responses per step (prompts x G, log)", "seconds (log)", log_x=True, log_y=True)
     for metric, label in (("peak_rss_mb", "peak resident memory of the process"), ("saved_activations_mb", "activations kept for backward")):
-        draw_error_points(axes[1], x, [stat(c, metric) for c in whole], [stat(c, metric, "std") for c in whole], label=label)
+        draw_error_points(axes[1], x, [summary_value(c, metric) for c in whole], [summary_value(c, metric, "std") for c in whole], label=label)
     axes[1].set_yscale("log")
     axes[1].set_ylim(top=axes[1].get_ylim()[1] * 10)  # a decade of room above the lines for the legend
     style(axes[1], "Memory", "responses per step (prompts x G, log)", "MB (log)", log_x=True, log_y=True, legend="upper left")
@@ -460,12 +490,12 @@ def grpo_vs_ppo_figure(result: dict) -> Figure:
     under them for the learners of the first three; each learner a colour and a line style."""
     figure, axes = new_figure(4, result, "GRPO's group baseline against PPO's learned critic", panel_height=3.8)
     exact = [c for c in result["cells"] if not c["config"]["train"].get("reward_noise")]
-    looks = {c["label"]: learner_look(index) for index, c in enumerate(exact)}
+    looks = {c["id"]: learner_look(index) for index, c in enumerate(exact)}
     end = min(s["series"]["eval_wall_time"][-1] for c in exact for s in c["per_seed"])
     for c in exact:
-        draw_seed_band(axes[0], *eval_curves(c, "eval_samples"), label=c["label"], **looks[c["label"]])
+        draw_seed_band(axes[0], *eval_curves(c, "eval_samples"), label=cell_label(result["name"], c["id"]), **looks[c["id"]])
         time_grid, curves = curves_on_time_grid(c, end)
-        draw_seed_band(axes[1], time_grid, curves, **looks[c["label"]])
+        draw_seed_band(axes[1], time_grid, curves, **looks[c["id"]])
     for axis in axes[:2]:
         axis.axhline(TARGET_ACCURACY, color="0.4", ls=":", lw=1)
     # the Monte-Carlo value arm also samples its value rollouts (about ten times the others' responses): the axis
@@ -477,7 +507,8 @@ def grpo_vs_ppo_figure(result: dict) -> Figure:
         axes[0].set_xlim(0, others_end * 1.02)
         for c in rollout_arms:
             last = statistics.fmean(s["series"]["eval_samples"][-1] for s in c["per_seed"])
-            off_the_edge[c["label"]] = f"{c['label']}\n(equal samples: runs on past the axis to {last:,.0f} responses, its value rollouts counted)"
+            label = cell_label(result["name"], c["id"])
+            off_the_edge[label] = f"{label}\n(equal samples: runs on past the axis to {last:,.0f} responses, its value rollouts counted)"
     style(axes[0], "Equal samples", "responses sampled", ACCURACY_LABEL, legend=None)
     style(axes[1], "Equal wall time (this CPU, shared)", "wall time (seconds)", ACCURACY_LABEL, legend=None)
     costs = np.logspace(-5, 1, 61)
@@ -487,7 +518,7 @@ def grpo_vs_ppo_figure(result: dict) -> Figure:
             for m in (s["metrics"] for s in c["per_seed"])
         ]
         if any(v is not None for row in per_seed for v in row):
-            draw_seed_band(axes[2], costs, per_seed, **looks[c["label"]])
+            draw_seed_band(axes[2], costs, per_seed, **looks[c["id"]])
     crossover = result["derived"].get("crossover_s_per_response")
     if crossover:
         axes[2].axvline(crossover, color="k", ls="--", lw=1, label=f"crossover {crossover:.2g} s/response")
@@ -501,8 +532,8 @@ def grpo_vs_ppo_figure(result: dict) -> Figure:
         legend="upper left",
     )
     noise = 0.0
-    for label, color, line in ((GRPO_LABEL, "C0", "-"), (PPO_LABEL, "C1", "-"), (GRPO_NOISY_LABEL, "C0", "--"), (PPO_NOISY_LABEL, "C1", "--")):
-        for c in (c for c in result["cells"] if c["label"] == label):
+    for cell_id, color, line in (("grpo", "C0", "-"), ("ppo", "C1", "-"), ("grpo-noisy", "C0", "--"), ("ppo-noisy", "C1", "--")):
+        for c in (c for c in result["cells"] if c["id"] == cell_id):
             noise = max(noise, c["config"]["train"].get("reward_noise", 0.0))
             short = ("GRPO" if color == "C0" else "PPO") + (", noisy" if line == "--" else ", exact")
             draw_seed_band(
@@ -539,7 +570,7 @@ def critic_fit_figure(result: dict) -> Figure:
         if policy == "reference":
             sizes = sorted(int(k.split("=")[1]) for k in c["summary"] if k.startswith("group_ev."))
             for side, (shade, G) in enumerate(zip(np.linspace(0.75, 0.25, 6), sizes)):
-                value = stat(c, f"group_ev.G={G}")
+                value = summary_value(c, f"group_ev.G={G}")
                 if value is not None and value > ev_floor:  # neighbouring lines are labelled on opposite sides
                     axes[0].axhline(value, color=str(shade), ls="--", lw=1)
                     at_left = side % 2 == 0
@@ -551,7 +582,7 @@ def critic_fit_figure(result: dict) -> Figure:
                         va="bottom",
                         color="0.2",
                     )
-            axes[0].axhline(stat(c, "oracle_ev"), color="k", lw=1.2, label="oracle V (reference policy)")
+            axes[0].axhline(summary_value(c, "oracle_ev"), color="k", lw=1.2, label="oracle V (reference policy)")
     axes[0].axhline(0, color="0.5", lw=0.8)
     style(
         axes[0],
@@ -618,8 +649,8 @@ def difficulty_figure(result: dict) -> Figure:
             draw_error_points(
                 axes[0],
                 ks,
-                [stat(c, f"weight_vs_middle.{baseline}.k={k}") for k in ks],
-                [stat(c, f"weight_vs_middle.{baseline}.k={k}", "std") for k in ks],
+                [summary_value(c, f"weight_vs_middle.{baseline}.k={k}") for k in ks],
+                [summary_value(c, f"weight_vs_middle.{baseline}.k={k}", "std") for k in ks],
                 label=f"{baseline}, {c['axes']['policy']}",
                 color=BASELINE_COLORS[baseline],
                 ls=line_style,
@@ -637,8 +668,8 @@ def difficulty_figure(result: dict) -> Figure:
         [str(k) for k in ks],
         [
             (
-                [stat(c, f"frac_groups.k={k}") for k in ks],
-                [stat(c, f"frac_groups.k={k}", "std") for k in ks],
+                [summary_value(c, f"frac_groups.k={k}") for k in ks],
+                [summary_value(c, f"frac_groups.k={k}", "std") for k in ks],
                 {"label": f"{c['axes']['policy']} policy"},
             )
             for c in weight_cells
@@ -671,15 +702,45 @@ FIGURES = {
 }
 
 
+def cell_without_means(result: dict) -> str | None:
+    """The axes of the first cell whose summary holds no mean at all (every metric null: a damaged
+    or hand-edited file), or None. One metric may be null in every cell (a target never reached)."""
+    for cell in result["cells"]:
+        if not any(stats["mean"] is not None for stats in cell["summary"].values()):
+            return ", ".join(f"{key}={value}" for key, value in cell["axes"].items()) or "with no axes"
+    return None
+
+
+def cannot_draw(name: str, reason: str) -> ValueError:
+    return ValueError(f"the {name} result cannot be drawn ({reason}): remake it with `python -m grpo_lab sweep {name}`")
+
+
+def error_text(error: Exception) -> str:
+    return f"{type(error).__name__}: {str(error).splitlines()[0][:120] if str(error) else ''}"
+
+
 def experiment_figure(name: str, result: dict) -> Figure:
     """The figure of experiment ``name`` drawn from a result dict (run_experiment or load_result).
-    A result that follows the schema but holds values no figure can draw (a damaged file: a list
-    where a number was, a series cut short) raises one ValueError saying what failed."""
+    A result that follows the schema but holds values no figure can draw (a damaged file: a cell
+    whose means are all null, a list where a number was, a series cut short) raises one ValueError
+    saying what failed."""
     if name not in FIGURES:
         raise ConfigError("experiment", name, f"choose one of {', '.join(FIGURES)}")
+    empty = cell_without_means(result)
+    if empty is not None:
+        raise cannot_draw(name, f"every summary mean is null in the cell {empty}")
     try:
         with matplotlib.rc_context(READABLE):
             return FIGURES[name](result)
     except (KeyError, TypeError, AttributeError, IndexError, ValueError) as error:
-        detail = f"{type(error).__name__}: {str(error).splitlines()[0][:120] if str(error) else ''}"
-        raise ValueError(f"the {name} result cannot be drawn ({detail}): remake it with `python -m grpo_lab sweep {name}`") from None
+        raise cannot_draw(name, error_text(error)) from None
+
+
+def save_experiment_figure(name: str, result: dict, path: Path, dpi: int = 90) -> Path:
+    """``experiment_figure`` written to ``path``. matplotlib places some values only when it renders
+    (an annotation at a null x), so a damaged result can first fail here: the same one ValueError."""
+    figure = experiment_figure(name, result)
+    try:
+        return save_figure(figure, path, dpi=dpi)
+    except (TypeError, ValueError) as error:
+        raise cannot_draw(name, error_text(error)) from None

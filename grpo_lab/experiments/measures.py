@@ -31,7 +31,7 @@ from ..checks.arguments import compute_advantages
 from ..checks.checkpoints import load_reference_policy
 from ..core.advantages import EMABaseline
 from ..core.config import TrainConfig
-from ..core.critic import ValueModel, answer_values, gae, update_critic
+from ..core.critic import ValueModel, answer_values, explained_variance, gae, update_critic
 from ..core.loop import Rollout, chunk_gradients, greedy_correct, rollout
 from ..core.model import TinyTransformer
 from ..core.probes import cosine_similarity, gradient_noise
@@ -438,18 +438,6 @@ def blowup_unit(config: dict, seed: int) -> dict:
 # --- the critic's fit at a fixed policy -----------------------------------------------------------------
 
 
-def explained_variance_of(predictions: torch.Tensor, targets: torch.Tensor) -> float:
-    """1 - Var(targets - predictions) / Var(targets), both [N]: 0 for a constant, 1 for a perfect fit."""
-    return float(1 - (targets - predictions).var(correction=0) / targets.var(correction=0))
-
-
-def token_explained_variance(values: torch.Tensor, rewards: torch.Tensor, mask: torch.Tensor) -> float:
-    """Explained variance of V over answer tokens against the Monte-Carlo return (gamma 1: the
-    response's reward at every one of its tokens). values, mask [B, La]; rewards [B]."""
-    selected = mask.bool()
-    return explained_variance_of(values[selected], rewards[:, None].expand_as(values)[selected])
-
-
 @dataclass(frozen=True)
 class CriticFitSamples:
     """Every response a critic-fit unit reads, in the order its generator drew them: targets (the
@@ -521,7 +509,7 @@ def critic_fit_unit(config: dict, seed: int) -> dict:
     K = config["targets_per_prompt"]
 
     def prompt_ev(estimate: torch.Tensor) -> float:  # estimate [prompts] -> EV against the K targets of each prompt
-        return explained_variance_of(estimate.repeat_interleave(K), target_rewards)
+        return explained_variance(estimate.repeat_interleave(K), target_rewards)
 
     metrics: dict = {"oracle_ev": prompt_ev(extra.mean(dim=1)), "reward": float(target_rewards.mean())}
     group_ev = {G: prompt_ev(extra[:, :G].mean(dim=1)) for G in config["group_sizes"] if G <= config["oracle_samples"]}
@@ -539,8 +527,9 @@ def critic_fit_unit(config: dict, seed: int) -> dict:
         with torch.no_grad():
             values = answer_values(value_model, target_prompts, target_answers)
         series["updates"].append(updates)
-        series["ev_prompt"].append(explained_variance_of(values[:, 0], target_rewards))
-        series["ev_token"].append(token_explained_variance(values, target_rewards, target_mask))
+        series["ev_prompt"].append(explained_variance(values[:, 0], target_rewards))
+        # token EV: against the Monte-Carlo return (gamma 1: the response's reward at every one of its tokens)
+        series["ev_token"].append(explained_variance(values, target_rewards[:, None].expand_as(values), target_mask))
         series["train_ev_token"].append(train_ev)
 
     measure()
@@ -564,7 +553,8 @@ def critic_fit_unit(config: dict, seed: int) -> dict:
         )["critic_updates"]
         if batch_number in checkpoints:
             with torch.no_grad():
-                train_ev = token_explained_variance(answer_values(value_model, prompts, answers), rewards, mask)
+                values = answer_values(value_model, prompts, answers)
+                train_ev = explained_variance(values, rewards[:, None].expand_as(values), mask)
             measure()
     metrics.update(
         critic_ev_prompt=series["ev_prompt"][-1],

@@ -2,9 +2,10 @@
 
 Result file (data/results/NAME.json; --fast results go to data/results/fast/):
 ``{"name", "question", "command", "version", "fast", "seeds", "workers", "created", "wall_time_s",
-"train_defaults", "grid": [{"label", **axes}], "cells": [{"label", "axes", "config", "per_seed":
+"train_defaults", "grid": [{"id", **axes}], "cells": [{"id", "axes", "config", "per_seed":
 [{"seed", "status", "message", "metrics", "series"?}], "summary": {metric: {"mean", "std", "n"}}}],
 "derived": {...}, "regime"}``. ``std`` is over seeds (Bessel), ``n`` counts the seeds with a value.
+A cell is named by its catalog id (catalog.cell_label gives its display label, which no file stores).
 A result in a regime other than the gentle one (catalog.REGIMES) lives in ``regimes/REGIME/`` under
 the same folder (data/results/regimes/large-step/NAME.json); files without "regime" are gentle.
 """
@@ -17,7 +18,10 @@ import math
 import multiprocessing
 import multiprocessing.pool
 import os
+import signal
+import threading
 import time
+from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -27,7 +31,7 @@ from ..checks import paths
 from ..checks.files import finite_json, json_text, read_strict_json, write_atomically
 from ..core.config import TrainConfig
 from ..errors import ConfigError
-from .catalog import DEFAULT_REGIME, EXPERIMENTS, REGIMES, in_regime
+from .catalog import DEFAULT_REGIME, EXPERIMENTS, REGIMES, cell_labels, in_regime
 from .measures import UNITS
 from .stats import summarize
 
@@ -47,7 +51,7 @@ RESULT_KEYS = (
     "cells",
     "derived",
 )
-CELL_KEYS = ("label", "axes", "config", "per_seed", "summary")
+CELL_KEYS = ("id", "axes", "config", "per_seed", "summary")
 SIGNIFICANT_DIGITS = 6
 
 
@@ -96,6 +100,9 @@ def run_cell(config: dict, seed: int) -> dict:
 
 
 def _worker_init() -> None:
+    # a Ctrl-C reaches the whole process group: the parent stops the sweep and terminates the pool, so
+    # a worker ignores it (workers that start later, fresh_process, would otherwise print tracebacks)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     # one thread per worker: the workers are the parallelism, and two threads per process on two
     # cores would only fight
     os.environ["OMP_NUM_THREADS"] = "1"
@@ -113,7 +120,23 @@ def worker_pool(workers: int, fresh_process: bool = False) -> multiprocessing.po
     """``workers`` spawned processes with one torch thread each (a context manager); with
     ``fresh_process`` each runs one unit and is replaced (batch-blowup measures a process's memory)."""
     context = multiprocessing.get_context("spawn")
-    return context.Pool(workers, initializer=_worker_init, maxtasksperchild=1 if fresh_process else None)
+    with sigint_ignored_while_starting_processes():
+        return context.Pool(workers, initializer=_worker_init, maxtasksperchild=1 if fresh_process else None)
+
+
+@contextlib.contextmanager
+def sigint_ignored_while_starting_processes() -> Iterator[None]:
+    """SIGINT ignored while worker processes start: they inherit SIG_IGN, so a Ctrl-C in their first
+    seconds (importing torch, before ``_worker_init``) prints no KeyboardInterrupt traceback. A
+    SIGINT that arrives meanwhile is lost; only the main thread may set handlers (elsewhere: no-op)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
 
 
 def unit_seconds_recorded(name: str, fast: bool = False, regime: str = DEFAULT_REGIME) -> dict[tuple[str, int], float]:
@@ -126,7 +149,7 @@ def unit_seconds_recorded(name: str, fast: bool = False, regime: str = DEFAULT_R
             (json.dumps(cell["config"], sort_keys=True), entry["seed"]): float(entry["metrics"]["wall_time_s"])
             for cell in result["cells"]
             for entry in cell["per_seed"]
-            if is_number(entry.get("metrics", {}).get("wall_time_s"))
+            if is_finite_number(entry.get("metrics", {}).get("wall_time_s"))
         }
     except (OSError, ValueError, KeyError, TypeError, AttributeError):
         return {}
@@ -175,7 +198,8 @@ def run_experiment(
     check_options(name, seeds, workers, regime)
     spec = EXPERIMENTS[name]
     seeds = seeds or (spec.fast_seeds if fast else REGIMES[regime].default_seeds(spec.seeds))
-    cells = [{**cell, "config": in_regime(cell["config"], regime)} for cell in spec.grid(fast)]
+    # a result names each cell by its id; the label stays in the catalog, so rewording one touches no result
+    cells = [{"id": cell["id"], "axes": cell["axes"], "config": in_regime(cell["config"], regime)} for cell in spec.grid(fast)]
     # identical configs (e.g. G=16 with 8 prompts in both regimes of group-size) run once
     done = {} if done is None else done
     keys = [json.dumps(cell["config"], sort_keys=True) for cell in cells]
@@ -197,27 +221,27 @@ def run_experiment(
 
     started = time.perf_counter()
     description = f"sweep {name}" + (f" ({regime})" if regime != DEFAULT_REGIME else "") + (" (fast)" if fast else "")
-    bar = tqdm(total=len(jobs), desc=description, unit="run", disable=not progress)
-    if workers == 1 and not spec.fresh_process:
-        import torch
+    # closed on every way out: a sweep stopped by a signal then prints its one line on a line of its own
+    with tqdm(total=len(jobs), desc=description, unit="run", disable=not progress) as bar:
+        if workers == 1 and not spec.fresh_process:
+            import torch
 
-        threads = torch.get_num_threads()
-        torch.set_num_threads(1)
-        try:
-            for job in jobs:
-                index, entry = _run_job(job)
-                outputs[(index, entry["seed"])] = entry
-                bar.update(1)
-        finally:
-            torch.set_num_threads(threads)
-    else:
-        with contextlib.ExitStack() as stack:
-            if pool is None or spec.fresh_process:
-                pool = stack.enter_context(worker_pool(workers, fresh_process=spec.fresh_process))
-            for index, entry in pool.imap_unordered(_run_job, jobs):
-                outputs[(index, entry["seed"])] = entry
-                bar.update(1)
-    bar.close()
+            threads = torch.get_num_threads()
+            torch.set_num_threads(1)
+            try:
+                for job in jobs:
+                    index, entry = _run_job(job)
+                    outputs[(index, entry["seed"])] = entry
+                    bar.update(1)
+            finally:
+                torch.set_num_threads(threads)
+        else:
+            with contextlib.ExitStack() as stack:
+                if pool is None or spec.fresh_process:
+                    pool = stack.enter_context(worker_pool(workers, fresh_process=spec.fresh_process))
+                for index, entry in pool.imap_unordered(_run_job, jobs):
+                    outputs[(index, entry["seed"])] = entry
+                    bar.update(1)
     for (index, seed), entry in outputs.items():
         done[(keys[index], seed)] = entry
 
@@ -237,14 +261,15 @@ def run_experiment(
         "created": datetime.now(UTC).isoformat(timespec="seconds"),
         "wall_time_s": time.perf_counter() - started,
         "train_defaults": TrainConfig().to_dict(),
-        "grid": [{"label": cell["label"], **cell["axes"]} for cell in cells],
+        "grid": [{"id": cell["id"], **cell["axes"]} for cell in cells],
         "cells": result_cells,
     }
     result["derived"] = spec.derive(result_cells) if spec.derive else {}
     return rounded(result)
 
 
-def is_number(value: object) -> bool:
+def is_finite_number(value: object) -> bool:
+    """An int or a float, finite, and not True/False (a metric value a result may hold)."""
     return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
 
 
@@ -287,7 +312,7 @@ def check_result(result: dict) -> None:
         },
     )
     check_name(result["name"])
-    if not is_number(result["wall_time_s"]) or result["seeds"] < 1:
+    if not is_finite_number(result["wall_time_s"]) or result["seeds"] < 1:
         raise ValueError(f"wall_time_s={result['wall_time_s']!r} and seeds={result['seeds']!r} must be a finite time and a positive count")
     if not result["cells"] or len(result["grid"]) != len(result["cells"]):
         raise ValueError("result must have one grid entry per cell, and at least one cell")
@@ -298,23 +323,27 @@ def check_result(result: dict) -> None:
             raise ValueError(f"cell {index} is a {type(cell).__name__}, not a dict")
         missing = [key for key in CELL_KEYS if key not in cell]
         if missing:
-            raise ValueError(f"cell {cell.get('label')!r} is missing key(s): {', '.join(missing)}")
-        check_types(f"cell {index}: ", cell, {"label": str, "axes": dict, "config": dict, "per_seed": list, "summary": dict})
+            raise ValueError(f"cell {cell.get('id')!r} is missing key(s): {', '.join(missing)}")
+        check_types(f"cell {index}: ", cell, {"id": str, "axes": dict, "config": dict, "per_seed": list, "summary": dict})
+        if cell["id"] not in cell_labels(result["name"]):  # figures and tables look its label up in the catalog
+            raise ValueError(f"cell {index}: {cell['id']!r} is not a cell id of {result['name']}")
+        if cell["id"] in (other["id"] for other in result["cells"][:index]):
+            raise ValueError(f"cell {index}: the id {cell['id']!r} is already an earlier cell's")
         if len(cell["per_seed"]) != result["seeds"]:
-            raise ValueError(f"cell {cell['label']!r} has {len(cell['per_seed'])} seeds, the result says {result['seeds']}")
+            raise ValueError(f"cell {cell['id']!r} has {len(cell['per_seed'])} seeds, the result says {result['seeds']}")
         for entry in cell["per_seed"]:
             if not isinstance(entry, dict) or not {"seed", "status", "metrics"} <= set(entry):
-                raise ValueError(f"cell {cell['label']!r}: a per-seed entry lacks seed, status or metrics")
-            check_types(f"cell {cell['label']!r}, a seed's ", entry, {"seed": int, "status": str, "metrics": dict, "series": dict})
+                raise ValueError(f"cell {cell['id']!r}: a per-seed entry lacks seed, status or metrics")
+            check_types(f"cell {cell['id']!r}, a seed's ", entry, {"seed": int, "status": str, "metrics": dict, "series": dict})
         for metric, stats in cell["summary"].items():
             if not isinstance(stats, dict) or set(stats) != {"mean", "std", "n"}:
-                raise ValueError(f"cell {cell['label']!r}: summary of {metric!r} must have mean, std and n")
+                raise ValueError(f"cell {cell['id']!r}: summary of {metric!r} must have mean, std and n")
             if (
-                not all(stats[key] is None or is_number(stats[key]) for key in ("mean", "std"))
+                not all(stats[key] is None or is_finite_number(stats[key]) for key in ("mean", "std"))
                 or not isinstance(stats["n"], int)
                 or isinstance(stats["n"], bool)
             ):
-                raise ValueError(f"cell {cell['label']!r}: summary of {metric!r} must hold numbers (or null), not {stats!r}"[:300])
+                raise ValueError(f"cell {cell['id']!r}: summary of {metric!r} must hold numbers (or null), not {stats!r}"[:300])
 
 
 def write_result(name: str, result: dict, directory: str | Path | None = None, path: str | Path | None = None) -> Path:
@@ -332,29 +361,9 @@ class UnreadableResultError(ValueError):
     the message names the file, what is wrong and the command that remakes it."""
 
 
-RENAMED_METRICS = (("snr.", "net_snr."), ("snr_per_1k_responses.", "net_snr_per_1k_responses."))  # (old prefix, new prefix)
-
-
-def upgrade_metric_names(result: dict) -> dict:
-    """A result written before a metric was renamed, with the new names (the variance experiment's
-    'snr.B' became 'net_snr.B': noise subtracted, unlike the trainer's grad_snr)."""
-
-    def renamed(key: str) -> str:
-        for old, new in RENAMED_METRICS:
-            if key.startswith(old):
-                return new + key[len(old) :]
-        return key
-
-    for cell in result.get("cells", []):
-        cell["summary"] = {renamed(key): value for key, value in cell["summary"].items()}
-        for entry in cell["per_seed"]:
-            entry["metrics"] = {renamed(key): value for key, value in entry.get("metrics", {}).items()}
-    return result
-
-
 def load_result(name: str, fast: bool = False, directory: str | Path | None = None, regime: str = DEFAULT_REGIME) -> dict:
     """Read a saved result (data/results/NAME.json by default; regimes/REGIME/NAME.json for another
-    regime), with today's metric names. A missing file raises FileNotFoundError with the command that
+    regime). A missing file raises FileNotFoundError with the command that
     makes it; an empty or malformed one raises UnreadableResultError naming the file."""
     check_name(name)
     check_regime(regime)
@@ -369,4 +378,4 @@ def load_result(name: str, fast: bool = False, directory: str | Path | None = No
     except (ValueError, KeyError, TypeError) as error:  # JSONDecodeError, UnicodeDecodeError, NaN and nesting are ValueErrors
         reason = "it is empty" if path.stat().st_size == 0 else str(error).splitlines()[0] or type(error).__name__
         raise UnreadableResultError(f"{path} is not a readable result ({reason}): remake it with {remake}") from None
-    return upgrade_metric_names(result)
+    return result

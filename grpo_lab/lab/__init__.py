@@ -25,7 +25,7 @@ import importlib
 _HOMES = {  # public name -> the module of this package that holds it
     **dict.fromkeys(("GRPOLab",), "dashboard"),
     **dict.fromkeys(("build_controls", "config_from_controls", "seed_configs", "css_class", "RefusesOutOfRange", "EpsilonControl"), "controls"),
-    **dict.fromkeys(("run_label", "explain_run", "format_value"), "describe"),
+    **dict.fromkeys(("run_label", "explain_run", "knob_value_text"), "describe"),
     **dict.fromkeys(("LabRun", "lab_measure_every", "warm_up_torch"), "runs"),
     **dict.fromkeys(("ViewTicker",), "view"),
 }

@@ -39,7 +39,7 @@ from .controls import (
     refusing,
     seed_configs,
 )
-from .describe import EPSILON_BASELINES, EPSILON_KNOBS, explain_run, format_value, plot_summary, run_label, short_run_label
+from .describe import EPSILON_BASELINES, EPSILON_KNOBS, explain_run, knob_value_text, plot_summary, run_label, short_run_label
 from .runs import LabRun, lab_measure_every, warm_up_torch
 from .view import BAR_STYLES, NOTE_MARK, PAGE_EXTRAS, STATUS_WORDS, ViewTicker
 
@@ -67,7 +67,9 @@ def within_control_ranges(values: dict, base: TrainConfig) -> list[str]:
     for knob, value in list(values.items()):
         probes[knob].value = value  # refused, not clamped, when outside the range (RefusesOutOfRange)
         if probes[knob].value != value:
-            problems.append(f"{knob} = {format_value(value)} in the page address is outside the lab's range: allowed {allowed_values(probes[knob])}")
+            problems.append(
+                f"{knob} = {knob_value_text(value)} in the page address is outside the lab's range: allowed {allowed_values(probes[knob])}"
+            )
             del values[knob]
     for probe in probes.values():
         probe.close()
@@ -148,7 +150,7 @@ class GRPOLab:
             name: widgets.Button(
                 description=name,
                 tooltip="Runs "
-                + " then ".join(", ".join(f"{knob} = {format_value(value)}" for knob, value in settings.items()) for settings in runs),
+                + " then ".join(", ".join(f"{knob} = {knob_value_text(value)}" for knob, value in settings.items()) for settings in runs),
                 layout=widgets.Layout(width="auto"),
             )
             for name, runs in PRESETS.items()
@@ -298,7 +300,7 @@ class GRPOLab:
 
     def refuse(self, knob: str, value, allowed: str) -> None:
         """Say why a value set from code was refused (the control kept its value; nothing runs)."""
-        shown = format_value(value) if isinstance(value, (int, float)) else repr(value)
+        shown = knob_value_text(value) if isinstance(value, (int, float)) else repr(value)
         self.refusal = f"<b>Cannot run:</b> {html.escape(knob)} = {html.escape(shown, quote=False)}, allowed {html.escape(allowed)}"
         self.status.value = self.refusal  # and it stays above a run in progress until the next run starts
 

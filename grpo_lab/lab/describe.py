@@ -27,7 +27,7 @@ EXPLOSION_HINT_LEVEL = 10.0  # a hint when some |advantage| grew past this
 AMPLIFIED_NOISE_LEVEL = 0.05  # z-score hint: groups whose reward std is below this still get unit-size advantages
 
 
-def format_value(value) -> str:
+def knob_value_text(value) -> str:
     """A knob's value as a label shows it: 1e-4 -> '1e-4', 0.25 -> '0.25', 'weak' -> 'weak'."""
     if isinstance(value, bool) or not isinstance(value, float):
         return str(value)
@@ -57,7 +57,7 @@ def run_label(config: TrainConfig, compared: list[TrainConfig], num_seeds: int =
         if differs or off_default:
             named.append(f.name)
     parts = [f"G={config.group_size}", config.baseline]
-    parts += [f"{SHORT_NAMES.get(name, name)}={format_value(getattr(config, name))}" for name in named[2:]]
+    parts += [f"{SHORT_NAMES.get(name, name)}={knob_value_text(getattr(config, name))}" for name in named[2:]]
     if num_seeds > 1:
         parts.append(f"{num_seeds} seeds")
     return ", ".join(parts)
@@ -70,7 +70,7 @@ def short_run_label(config: TrainConfig, compared: list[TrainConfig], num_seeds:
     if not differing:
         return run_label(config, compared, num_seeds)
     return ", ".join(
-        config.baseline if name == "baseline" else f"{SHORT_NAMES.get(name, name)}={format_value(getattr(config, name))}" for name in differing
+        config.baseline if name == "baseline" else f"{SHORT_NAMES.get(name, name)}={knob_value_text(getattr(config, name))}" for name in differing
     )
 
 
@@ -133,7 +133,7 @@ def knob_changes(config: TrainConfig, earlier: TrainConfig) -> str:
     """What differs from an earlier run, in words: 'G 8 -> 2, baseline zscore -> mean' ('' if nothing)."""
     changed = [f.name for f in fields(TrainConfig) if f.name not in LABEL_SKIPS and getattr(config, f.name) != getattr(earlier, f.name)]
     return ", ".join(
-        f"{SHORT_NAMES.get(name, name.replace('_', ' '))} {format_value(getattr(earlier, name))} -> {format_value(getattr(config, name))}"
+        f"{SHORT_NAMES.get(name, name.replace('_', ' '))} {knob_value_text(getattr(earlier, name))} -> {knob_value_text(getattr(config, name))}"
         for name in changed
     )
 
