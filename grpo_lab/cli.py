@@ -214,16 +214,19 @@ def run_train(args: argparse.Namespace) -> int:
     out, plot = destination(args.out, "out"), destination(args.plot, "plot")
     check_distinct(out, plot)
     use_lab_threads()
-    bar = tqdm(total=config.steps, desc="train", unit="step", disable=args.quiet, file=sys.stderr)
+    bars = []  # the progress bar starts with step 0, once the reference has loaded: an error before it stays one line
 
     def on_step(record: dict) -> None:
+        if not bars:
+            bars.append(tqdm(total=config.steps, desc="train", unit="step", disable=args.quiet, file=sys.stderr))
         if record["step"] > 0:
-            bar.update(1)
+            bars[0].update(1)
             shown = {"reward": record["reward"], "acc": record.get("eval_accuracy")}
-            bar.set_postfix({k: f"{v:.3f}" for k, v in shown.items() if v is not None})
+            bars[0].set_postfix({k: f"{v:.3f}" for k, v in shown.items() if v is not None})
 
     result = train(config, on_step=on_step)
-    bar.close()
+    for bar in bars:
+        bar.close()
     final = result.final
     print(
         f"{result.status}: held-out accuracy {final['initial_eval_accuracy']:.3f} -> {final.get('eval_accuracy', float('nan')):.3f} "
