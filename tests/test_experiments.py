@@ -375,18 +375,3 @@ def test_results_readme_quotes_the_recorded_wall_times(cached):
     assert f"{sum(result['wall_time_s'] for result in cached.values()):.0f} s" in text
     for name, result in cached.items():
         assert f"| `{name}` | {len(result['cells'])} x {result['seeds']} | {result['wall_time_s']:.0f} s |" in text, name
-
-
-def test_a_result_written_before_the_snr_rename_is_read_with_the_new_names(tmp_path):
-    from grpo_lab.experiments.runner import load_result, write_result
-
-    old = json.loads((RESULTS_DIR / "variance.json").read_text())
-    for cell in old["cells"]:  # as the file was written before the rename
-        cell["summary"] = {key.replace("net_snr", "snr"): value for key, value in cell["summary"].items()}
-        for entry in cell["per_seed"]:
-            entry["metrics"] = {key.replace("net_snr", "snr"): value for key, value in entry["metrics"].items()}
-    write_result("variance", old, tmp_path)
-    loaded = load_result("variance", directory=tmp_path)
-    keys = set(loaded["cells"][0]["summary"])
-    assert {"net_snr.zscore", "net_snr_per_1k_responses.zscore"} <= keys and not any(key.startswith("snr") for key in keys)
-    assert loaded["cells"][0]["per_seed"][0]["metrics"]["net_snr.zscore"] == old["cells"][0]["per_seed"][0]["metrics"]["snr.zscore"]
