@@ -92,9 +92,17 @@ def run_figure(runs: list[tuple[str, list[dict]]], x_key: str = "step", title: s
         curves.append(RunCurves(index, label, [history], color, marker=marker))
     frame.update(curves, x_key=x_key, x_max=max((record.get(x_key, 0) for _, history in runs for record in history), default=None))
     if title:
-        frame.figure.suptitle(textwrap.fill(title, RUN_TITLE_CHARACTERS), fontsize=LIVE_FONT_SIZES["title"])
+        frame.figure.suptitle(balanced_lines(title, RUN_TITLE_CHARACTERS), fontsize=LIVE_FONT_SIZES["title"])
     frame.figure.set_layout_engine("constrained")  # drawn once: a layout engine makes room for the title, nothing to crop
     return frame.figure
+
+
+def balanced_lines(text: str, width: int) -> str:
+    """``text`` wrapped into as few lines as ``width`` characters allow, of near-equal length (no line
+    of one short word under a full one)."""
+    lines = len(textwrap.wrap(text, width))
+    narrowest = next(w for w in range(max(1, len(text) // lines), width + 1) if len(textwrap.wrap(text, w)) == lines)
+    return textwrap.fill(text, narrowest)
 
 
 def metrics_figure(runs: list[tuple[str, list[dict]]], metrics: list[str], x_key: str = "step", title: str = "") -> Figure:

@@ -375,3 +375,12 @@ def test_results_readme_quotes_the_recorded_wall_times(cached):
     assert f"{sum(result['wall_time_s'] for result in cached.values()):.0f} s" in text
     for name, result in cached.items():
         assert f"| `{name}` | {len(result['cells'])} x {result['seeds']} | {result['wall_time_s']:.0f} s |" in text, name
+
+
+def test_a_long_run_figure_title_wraps_into_lines_of_near_equal_length():
+    from grpo_lab.plots import balanced_lines
+
+    title = "128 responses per step: many prompts x small G, or few prompts x large G"
+    lines = balanced_lines(title, 70).split("\n")
+    assert len(lines) == 2 and " ".join(lines) == title and min(map(len, lines)) >= 0.8 * max(map(len, lines))
+    assert balanced_lines("A first GRPO run (seed 0)", 70) == "A first GRPO run (seed 0)"
