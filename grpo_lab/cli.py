@@ -153,6 +153,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     sweep_parser.add_argument("--quiet", action="store_true", help="no progress bar")
     sweep_parser.add_argument("--replot", action="store_true", help="redraw the figure(s) from the saved result(s) instead of running")
+    sweep_parser.add_argument(
+        "--replicate",
+        action="store_true",
+        help="re-run on the replication seeds (from catalog.REPLICATION_SEED_BASE, disjoint from the main run's); "
+        "results go to replication/ under the results folder, with no figure",
+    )
     pretrain_parser = commands.add_parser("pretrain", help="regenerate data/: the eval sets, and the reference policies that are missing")
     pretrain_parser.add_argument(
         "--only",
@@ -257,6 +263,9 @@ def run_sweep(args: argparse.Namespace) -> int:
 
     if args.name not in (*EXPERIMENTS, "all", "claims"):
         raise UsageError(f"NAME={args.name!r} is not valid: choose one of {', '.join(EXPERIMENTS)}, all, claims")
+    if args.replicate and (args.name == "claims" or args.replot):
+        given = "NAME=claims" if args.name == "claims" else "--replot"
+        raise UsageError(f"--replicate is not valid with {given}: a replication runs experiments on fresh seeds and draws no figure")
     names = list(EXPERIMENTS) if args.name == "all" else [] if args.name == "claims" else [args.name]
     regimes = [args.regime] if args.regime is not None else list(REGIMES) if args.name in ("all", "claims") else [DEFAULT_REGIME]
     try:
@@ -264,7 +273,7 @@ def run_sweep(args: argparse.Namespace) -> int:
             check_options(names[0] if len(names) == 1 else "variance", args.seeds, args.workers, regime)
     except ValueError as error:
         raise UsageError(flag_message(error)) from None
-    destination(result_path("variance", args.fast, args.out).parent, "out", folder=True)
+    destination(result_path("variance", args.fast, args.out, replicate=args.replicate).parent, "out", folder=True)
     done: dict = {}  # units run by this command, reused where a later regime asks for the same one
     runs = [(regime, name) for regime in regimes for name in (names if args.name != "all" else experiments_in(regime))]
     handlers = {number: signal.signal(number, stop_sweep) for number in STOP_SIGNALS}
@@ -285,14 +294,15 @@ def run_sweep(args: argparse.Namespace) -> int:
             signal.signal(number, handler)
     if failed is None:
         return 1
-    if args.name in ("all", "claims"):
+    if args.name in ("all", "claims") and not args.replicate:
         print(f"claims: {write_claims(directory=args.out, fast=args.fast)}")
     return 1 if failed else 0
 
 
 def sweep_each(args: argparse.Namespace, runs: list[tuple[str, str]], done: dict, pool: multiprocessing.pool.Pool | None) -> bool | None:
-    """Run (or with --replot, load) each (regime, experiment) of ``runs``, save its JSON and figure and
-    print a line. True if a result had to be saved elsewhere, None if one could not be saved at all."""
+    """Run (or with --replot, load) each (regime, experiment) of ``runs``, save its JSON and figure (a
+    --replicate run: its JSON only) and print a line. True if a result had to be saved elsewhere, None
+    if one could not be saved at all."""
     from .experiments import load_result, result_path, run_experiment, write_result
     from .experiments.figures import save_experiment_figure
 
@@ -301,8 +311,10 @@ def sweep_each(args: argparse.Namespace, runs: list[tuple[str, str]], done: dict
         if args.replot:
             result, path = load_result(name, args.fast, args.out, regime), result_path(name, args.fast, args.out, regime)
         else:
-            result = run_experiment(name, args.seeds, args.fast, args.workers, progress=not args.quiet, regime=regime, done=done, pool=pool)
-            path = result_path(name, args.fast, args.out, regime)
+            result = run_experiment(
+                name, args.seeds, args.fast, args.workers, progress=not args.quiet, regime=regime, done=done, pool=pool, replicate=args.replicate
+            )
+            path = result_path(name, args.fast, args.out, regime, args.replicate)
             try:
                 save_with_fallback(path, lambda target, result=result, name=name: write_result(name, result, path=target))
             except SavedElsewhere as error:  # hours of sweeping are not lost to a full disk at the end
@@ -310,11 +322,16 @@ def sweep_each(args: argparse.Namespace, runs: list[tuple[str, str]], done: dict
                 if error.saved_to is None:
                     return None
                 path, failed = error.saved_to, True
+        shape = f"{len(result['cells'])} cells x {result['seeds']} seeds in {result['wall_time_s']:.0f} s"
+        if args.replicate:
+            entries = result["cells"][0]["per_seed"]
+            print(f"{name} ({regime}, replication on seeds {entries[0]['seed']}-{entries[-1]['seed']}): {shape} -> {path}")
+            continue
         try:
             figure_path = save_experiment_figure(name, result, path.with_suffix(".png"))
         except ValueError as error:  # a damaged result that passed the schema: name the file
             raise UsageError(f"{path}: {error}") from None
-        print(f"{name} ({regime}): {len(result['cells'])} cells x {result['seeds']} seeds in {result['wall_time_s']:.0f} s -> {path}, {figure_path}")
+        print(f"{name} ({regime}): {shape} -> {path}, {figure_path}")
     return failed
 
 

@@ -9,12 +9,14 @@ thread and in a headless process alike.
 from __future__ import annotations
 
 import io
+import math
 import textwrap
 from pathlib import Path
 
 import matplotlib
 import numpy as np
 from matplotlib.figure import Figure
+from matplotlib.lines import Line2D
 
 from .checks.files import write_atomically
 from .errors import ConfigError
@@ -24,8 +26,8 @@ from .live_figure import HISTORY_PANELS, LIVE_FONT_SIZES, X_LABELS, LiveRunFigur
 # paired with a marker of its own, so that runs stay apart in grey or under colour blindness too
 RUN_COLORS = ("#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#000000")
 RUN_MARKERS = ("o", "s", "^", "D", "v", "P", "X")
-# and a line style, so that curves that coincide stay apart too: 4 styles x 7 markers, 28 looks before one repeats
-LINE_STYLES = ("-", "--", "-.", ":")
+# and a line style, so that curves that coincide stay apart too: 5 styles x 7 markers, 35 looks before one repeats
+LINE_STYLES = ("-", "--", "-.", ":", (0, (6, 2, 1, 2, 1, 2)))
 
 
 def run_style(index: int) -> tuple[str, str]:
@@ -84,17 +86,70 @@ RUN_TITLE_CHARACTERS = 70  # a run figure's title wraps before it runs past the 
 def run_figure(runs: list[tuple[str, list[dict]]], x_key: str = "step", title: str = "") -> Figure:
     """One or more (label, history) runs as a static frame of the lab's run figure (live_figure.LiveRunFigure):
     its panels that a finished history can draw (the histogram needs a step's raw batch), the legend in
-    the fourth slot, each run in run_style's colour and marker. x_key: "step" or "samples"."""
+    the fourth slot, each run in run_style's colour and marker. Two things the live frame leaves out: the
+    train reward kept off a fraction axis (rewards_off_the_fraction_axis) and each run's mean grad_var over
+    steps (mean_grad_var_lines). x_key: "step" or "samples"."""
     frame = LiveRunFigure(height_px=720, panels=HISTORY_PANELS)
     curves = []
     for index, (label, history) in enumerate(runs):
         color, marker = run_style(index)
         curves.append(RunCurves(index, label, [history], color, marker=marker))
     frame.update(curves, x_key=x_key, x_max=max((record.get(x_key, 0) for _, history in runs for record in history), default=None))
+    rewards_off_the_fraction_axis(frame.panels["reward"])
+    mean_grad_var_lines(frame.panels["variance"], [(curve.color, curve.histories[0]) for curve in curves])
+    frame.legend_slot.add_artist(frame.legend_slot.get_legend())  # the runs' legend stays; a key to the reference lines goes under it
+    frame.legend_slot.legend(
+        [Line2D([], [], color="0.3", ls=":", lw=2)],
+        ["grad_var's mean over steps:\nthe level to read, the zig-zag\naround it is noise"],
+        loc="lower left",
+        fontsize=LIVE_FONT_SIZES["legend"],
+        frameon=False,
+    )
     if title:
         frame.figure.suptitle(balanced_lines(title, RUN_TITLE_CHARACTERS), fontsize=LIVE_FONT_SIZES["title"])
-    frame.figure.set_layout_engine("constrained")  # drawn once: a layout engine makes room for the title, nothing to crop
+    # drawn once: a layout engine makes room for the title and a reward axis, nothing to crop
+    frame.figure.set_layout_engine("constrained", wspace=0.08)
     return frame.figure
+
+
+def rewards_off_the_fraction_axis(axis) -> None:
+    """Keep the train reward off a y axis that reads as a fraction: a reward is in reward units (a scale makes
+    it 0.2 where as many answers are right, an offset 5 and more). Rewards within [0, 1] share the panel's
+    axis, labelled for both; rewards outside it move to a right-hand axis of their own, one reward unit tall
+    from the whole number under them when they fit (an offset run then looks as a run without one), drawn
+    under the accuracy lines."""
+    rewards = [line for line in axis.get_lines() if line.get_label().endswith(": reward")]
+    values = [y for line in rewards for y in line.get_ydata() if np.isfinite(y)]
+    if not values or 0 <= min(values) <= max(values) <= 1:
+        axis.set_ylabel("accuracy, reward", fontsize=LIVE_FONT_SIZES["label"])
+        return
+    reward_axis = axis.twinx()
+    for line in rewards:
+        moved = Line2D(*line.get_data())
+        moved.update_from(line)  # colour, style, markers; and the old axis's transform, replaced next
+        moved.set(label=line.get_label(), transform=reward_axis.transData)
+        reward_axis.add_line(moved)
+        line.remove()
+    base = math.floor(min(values))
+    if max(values) <= base + 1:
+        reward_axis.set_ylim(*(base + limit for limit in axis.get_ylim()))
+    else:
+        reward_axis.margins(y=0.1)
+        reward_axis.autoscale_view()
+    axis.set_zorder(reward_axis.get_zorder() + 1)  # accuracy on top; its background off, so the rewards show through
+    axis.patch.set_visible(False)
+    axis.set_ylabel("accuracy (thick)", fontsize=LIVE_FONT_SIZES["label"])
+    reward_axis.set_ylabel("train reward (thin)", fontsize=LIVE_FONT_SIZES["label"])
+    reward_axis.tick_params(labelsize=LIVE_FONT_SIZES["tick"])
+
+
+def mean_grad_var_lines(axis, runs: list[tuple[str, list[dict]]]) -> None:
+    """Each run's mean grad_var over its probed steps as a dotted line in its colour: one estimate from a few
+    chunks of a batch is noisy, and the mean is what to read it against. runs: [(colour, history)]."""
+    for color, history in runs:
+        values = series(history, "grad_var")[1]
+        if values:
+            axis.axhline(float(np.mean(values)), color=color, ls=":", lw=2, zorder=2)
 
 
 def balanced_lines(text: str, width: int) -> str:

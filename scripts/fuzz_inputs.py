@@ -50,7 +50,7 @@ from grpo_lab.checks.files import check_destination, name_max, write_atomically 
 from grpo_lab.core.model import TinyTransformer  # noqa: E402
 from grpo_lab.course import exercises  # noqa: E402
 from grpo_lab.experiments import EXPERIMENTS, experiment_figure, load_result  # noqa: E402
-from grpo_lab.experiments.claims import CLAIMS, evaluate_claim  # noqa: E402
+from grpo_lab.experiments.claims import CLAIMS, finding_in, judged  # noqa: E402
 from grpo_lab.task import Task, read_eval_set  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -306,7 +306,7 @@ def fuzz_damaged_results(folder: Path, per_experiment: int) -> None:
                 experiment_figure(name, result)
                 for claim in CLAIMS:
                     if name in claim.experiments:
-                        evaluate_claim(claim, {**shipped, name: result})
+                        judged(claim, finding_in(claim, {**shipped, name: result}), 0.05)
 
             attempt("damaged results", use, f"{name} damage {index}")
 

@@ -278,3 +278,46 @@ def test_voila_dark_theme_shows_the_plot_dark_not_a_white_slab(tmp_path):
         assert "invert" in page.locator("img.grpo-plot").evaluate("img => getComputedStyle(img).filter")
         ARTIFACTS.mkdir(parents=True, exist_ok=True)
         page.screenshot(path=str(ARTIFACTS / "voila_dark.png"))
+
+
+def test_voila_keeps_a_pinned_run_among_seven_and_exports_the_plot_and_runs(tmp_path):
+    """A class's comparison on a projector: a pinned run outlives the lab's keep limit, the legend of
+    seven runs stays on the screen, and the plot and the runs download as files that parse."""
+    import csv
+    import io
+    import json
+
+    import PIL.Image
+
+    screen = {"width": 1280, "height": 720}
+    with serve("voila", tmp_path) as url, chromium_page(**screen) as page, screenshot_on_failure(page, "voila_seven_runs_failure.png"):
+        page.goto(url + "?steps=5", timeout=RUN_SECONDS)  # short runs: eight of them
+        page.wait_for_function(LAST_FINISHED_RUN, timeout=RUN_SECONDS)
+        page.get_by_role("tab", name="Runs").click()
+        page.locator(".grpo-run-pin input").first.check()
+        for run in range(2, 9):  # the pinned run, then seven more: one more than the six the lab keeps besides it
+            page.locator(".grpo-new-seed").click()
+            page.wait_for_function(f"() => ({LAST_FINISHED_RUN})() >= {run}", timeout=RUN_SECONDS)
+        rows = page.locator(".grpo-run-row")
+        assert rows.count() == 7 and rows.first.inner_text().startswith("● run 1")
+        assert page.locator(".grpo-run-pin input").first.is_checked()
+        assert "run 2 left the plot" in page.locator(".grpo-status").text_content()
+        page.evaluate("() => window.scrollTo(0, 0)")
+        ARTIFACTS.mkdir(parents=True, exist_ok=True)
+        page.screenshot(path=str(ARTIFACTS / "voila_seven_runs_1280x720.png"))
+        assert parts_off_screen(page, screen, ("img.grpo-plot",)) == {}  # the plot, legend and all, on the first screen
+
+        page.locator(".grpo-export").click()
+        links = page.locator(".grpo-downloads a")
+        links.nth(2).wait_for(timeout=30_000)
+        files = {}
+        for index in range(links.count()):
+            with page.expect_download() as download:
+                links.nth(index).click()
+            files[download.value.suggested_filename] = Path(download.value.path()).read_bytes()
+        assert PIL.Image.open(io.BytesIO(files["grpo-lab-plot.png"])).width == 900
+        runs = json.loads(files["grpo-lab-runs.json"])["runs"]
+        assert [run["run"] for run in runs] == [1, 3, 4, 5, 6, 7, 8] and runs[0]["pinned"]
+        assert all(len(run["seeds"][0]["history"]) == 6 for run in runs)  # steps 0 to 5
+        rows = list(csv.DictReader(io.StringIO(files["grpo-lab-runs.csv"].decode())))
+        assert len(rows) == 7 * 6 and rows[0]["run"] == "1"

@@ -17,7 +17,16 @@ from grpo_lab.course import drill, drill_answers, text_files
 
 def test_every_text_file_is_valid_json_that_the_course_reads():
     names = sorted(path.name for path in text_files.TEXT_DIR.glob("*.json"))
-    assert names == ["answers.json", "claim_notebooks.json", "claims_zh.json", "follow_ups.json", "labels.json", "quiz.json", "reading.json"]
+    assert names == [
+        "answers.json",
+        "claim_notebooks.json",
+        "claims_zh.json",
+        "follow_ups.json",
+        "labels.json",
+        "plain_verdicts.json",
+        "quiz.json",
+        "reading.json",
+    ]
     for name in names:
         assert text_files.load_text(name, lambda data: data), name
 
@@ -65,6 +74,16 @@ def test_an_answer_number_that_no_sentence_quotes_is_malformed():
     assert_one_line_naming(caught.value, "spare")
 
 
+def test_plain_words_without_a_language_are_malformed(tmp_path, monkeypatch):
+    text = json.loads((text_files.TEXT_DIR / "plain_verdicts.json").read_text(encoding="utf-8"))
+    del text["leads"]["zh"]
+    monkeypatch.setattr(text_files, "TEXT_DIR", tmp_path)
+    (tmp_path / "plain_verdicts.json").write_text(json.dumps(text, ensure_ascii=False), encoding="utf-8")
+    with pytest.raises(ValueError) as caught:
+        text_files.load_text("plain_verdicts.json", drill.plain_words_from_text)
+    assert_one_line_naming(caught.value, tmp_path / "plain_verdicts.json", "'leads'")
+
+
 def test_the_remedies_share_one_test_with_their_own_cells():
     for key, cell in (("g2-ema", "g2-ema"), ("g2-kl", "g2-kl0.04"), ("g2-lr", "g2-lr3e-5")):  # claim key, cell id
         claim = drill.CLAIMS_ZH[key]
@@ -73,7 +92,7 @@ def test_the_remedies_share_one_test_with_their_own_cells():
 
 
 ROOT = Path(__file__).resolve().parent.parent
-# "04a §1", "05a §2b", "08 §05b": a notebook's number, then a section ("## 2b. ..."; in 08 "## 05b · ...")
+# "04a §1", "05a §3", "08 §05b": a notebook's number, then a section ("## 3. ..."; in 08 "## 05b · ...")
 SECTION_POINTER = re.compile(r"(?<![\d.])(0\d[a-c]?),? ?§ ?(\d+[a-z]?)")
 
 

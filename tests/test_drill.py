@@ -3,6 +3,9 @@ in both languages, and the findings print from whatever results exist."""
 
 from __future__ import annotations
 
+import dataclasses
+import itertools
+import json
 import re
 
 import pytest
@@ -10,7 +13,8 @@ from conftest import assert_one_line_error, assert_one_line_naming
 
 from grpo_lab.course import drill
 from grpo_lab.experiments.catalog import cell_label
-from grpo_lab.experiments.claims import CLAIMS, cell_summary
+from grpo_lab.experiments.claims import CLAIMS, REPLICATED, finding_in
+from grpo_lab.experiments.findings import FAILS, HOLDS, NOT_DETECTED, PARTLY, UNTESTED, cell_summary, metric_unit, number_text
 from grpo_lab.experiments.stats import format_mean_std
 
 
@@ -32,7 +36,7 @@ def test_findings_print_for_cited_claims(language, capsys):
     drill.print_findings(["offset", "sigma-explodes", "batchnorm"], language)
     out = capsys.readouterr().out
     assert "[offset]" in out and "[sigma-explodes]" in out and "[batchnorm]" in out
-    assert ("01b §4" in out) and ("04b §2" in out)
+    assert ("01b §2" in out) and ("04b §1" in out)
 
 
 def test_an_unknown_claim_key_is_one_clear_error():
@@ -59,8 +63,8 @@ def test_the_chinese_drill_prints_chinese_words_and_the_numbers_of_the_result_fi
     results = drill.cached_results()
     assert format_mean_std(cell_summary(results, "offset-and-scale", "none-offset5", "late_eval_accuracy")) in out
     assert format_mean_std(cell_summary(results, "variance", "reference-g8", "net_snr.zscore")) in out
-    verdicts = [finding.verdict for _, finding in drill.findings(["offset", "variance", "batchnorm"], results)]
-    assert all(drill.VERDICTS_ZH[verdict] in out for verdict in verdicts)
+    verdicts = [finding for _, finding in drill.findings(["offset", "variance", "batchnorm"])]
+    assert all(drill.verdict_zh(verdict) in out for verdict in verdicts)
     assert "怎么检验" in out and "关键数字" in out and "为什么不测" in out
     assert "in plain words" not in out and "measured:" not in out
 
@@ -154,12 +158,23 @@ def test_follow_ups_and_reading_list_are_complete_in_both_languages():
     for item in drill_answers.FOLLOW_UPS:
         for part in (item.question, item.answer, item.where):
             assert set(part) == {"en", "zh"} and all(part.values()), item.key
-        assert "arXiv" in item.paper or "blog" in item.paper, item.key
+        assert re.search(r"arXiv \d{4}\.\d{4,5}|\b[\w-]+(\.[\w-]+)+/[\w/-]+", item.paper), item.key  # an arXiv id or a URL
     for language in drill_answers.LANGUAGES:
         text = drill_answers.reading_list_markdown(language)
         for arxiv in ("2402.03300", "1707.06347", "1506.02438", "2402.14740", "2503.20783", "2503.14476", "2510.00977", "2507.18071", "2505.22617"):
             assert arxiv in text
         assert text.count("not found" if language == "en" else "没有找到") == 3
+
+
+@pytest.mark.parametrize("language", drill_answers.LANGUAGES)
+def test_the_follow_ups_show_each_question_and_their_answers_only_when_asked(language):
+    """06 lists the questions (to answer aloud first, and to keep its output short); full=True adds each answer,
+    its paper and where the course shows it."""
+    questions, full = drill_answers.follow_ups_markdown(language), drill_answers.follow_ups_markdown(language, full=True)
+    assert len(questions.splitlines()) == len(drill_answers.FOLLOW_UPS)
+    for item in drill_answers.FOLLOW_UPS:
+        assert item.question[language] in questions and item.answer[language] not in questions and item.paper not in questions
+        assert all(part in full for part in (item.question[language], item.answer[language], item.paper, item.where[language]))
 
 
 def test_rerun_fast_writes_results_and_claims_to_a_scratch_folder_and_the_drill_reads_them(tmp_path, monkeypatch):
@@ -303,6 +318,15 @@ def test_the_follow_ups_an_interviewer_asks_today_are_there_each_with_its_paper_
         ("entropy-collapse", "2505.22617"),
         ("dynamic-sampling", "2503.14476"),
         ("g-vs-prompts", "2510.00977"),
+        ("k3-gradient", "2506.09477"),  # the later tokens' term of the sequence KL's gradient
+        ("ratio-and-clip", "1912.09729"),  # dual-clip: for A < 0 the min does not bound the ratio
+        ("ratio-and-clip", "2506.13585"),  # CISPO
+        ("critic-comeback", "2402.03300"),  # process-supervised GRPO: one advantage per answer is outcome supervision's
+        ("scale-cost", "2402.03300"),  # the questions of issue 40: memory and time at scale,
+        ("stale-rollouts", "2505.24298"),  # stale rollouts and the engine mismatch,
+        ("reward-up-eval-flat", "2210.10760"),  # reward up and eval flat,
+        ("monitoring", "2505.22617"),  # what to monitor,
+        ("pass-at-k", "2504.13837"),  # pass@k against pass@1
     ):
         assert arxiv in by_key[key].paper, key
     for item in drill_answers.FOLLOW_UPS:
@@ -310,3 +334,171 @@ def test_the_follow_ups_an_interviewer_asks_today_are_there_each_with_its_paper_
         assert "§" in item.where["zh"] or "没有展示" in item.where["zh"], item.key
     k3 = by_key["k3-gradient"].answer
     assert "forward KL" in k3["en"] and "前向 KL" in k3["zh"] and "反向 KL）" not in k3["zh"]
+
+
+def test_the_metrics_the_monitoring_follow_up_says_the_course_logs_are_in_a_runs_history():
+    from grpo_lab import TrainConfig, train
+
+    where = next(item.where for item in drill_answers.FOLLOW_UPS if item.key == "monitoring")
+    named = {language: set(re.findall(r"`([a-z_]+)`", text)) for language, text in where.items()}
+    assert named["en"] == named["zh"] and len(named["en"]) >= 5, named
+    config = TrainConfig(kl_coef=0.04, prompts_per_step=4, group_size=4, steps=2, eval_every=1, probe_every=0, seed=0)
+    logged = {key for record in train(config).history for key in record}
+    assert named["en"] <= logged, named["en"] - logged
+
+
+# --- plain verdicts: one sentence per verdict on the main path, and 06 without the audit (issue 39) -----------------
+
+
+def reachable_verdicts(claim, finding) -> set[str]:
+    """Every verdict the claim's rule gives for some directions of its deciding comparisons ('not detected' where all
+    'same' gives 'does not hold'); a rule without deciding comparisons: its verdict on these results."""
+    verdicts = set()
+    for directions in itertools.product(("higher", "lower", "same"), repeat=len(finding.deciding)):
+        verdict = finding.judge(*directions)[0]
+        verdicts.add(verdict)
+        if finding.deciding and verdict == FAILS and set(directions) == {"same"}:
+            verdicts.add(NOT_DETECTED)
+    return verdicts
+
+
+def test_every_claim_has_plain_words_for_every_verdict_its_rule_can_give():
+    assert set(drill.PLAIN_CLAIMS) == {claim.key for claim in CLAIMS}
+    for regime, results in drill.regime_results().items():
+        for claim in CLAIMS:
+            finding = finding_in(claim, results, regime)
+            for language in drill.LANGUAGES:
+                found = drill.PLAIN_CLAIMS[claim.key].found[language]
+                missing = reachable_verdicts(claim, finding) - set(found) - {UNTESTED}
+                assert not missing, (claim.key, regime, language, missing)
+
+
+@pytest.fixture(scope="module")
+def gentle_table():
+    return drill.verdicts_by_regime()["gentle"]
+
+
+def test_a_plain_sentence_says_whether_the_card_is_right_with_the_deciding_numbers_in_their_unit(gentle_table):
+    verdict = gentle_table["group-in-ppo"]  # GRPO against a learned critic on the same batches: one deciding comparison
+    (comparison,) = verdict.finding.deciding
+    unit, factor = metric_unit(comparison.metric)
+    difference = f"{number_text(comparison.difference * factor)} {unit}"
+    sentences = {v: drill.plain_sentence(dataclasses.replace(verdict, verdict=v, replication=REPLICATED)) for v in (HOLDS, FAILS)}
+    assert sentences[HOLDS].startswith("The card is right here:") and sentences[FAILS].startswith("The card is too pessimistic here:")
+    for sentence in sentences.values():  # the same numbers whichever way the verdict went, and the regime they hold in
+        assert comparison.label in sentence and difference in sentence and sentence.endswith("gentle regime).")
+    assert sentences[HOLDS] != sentences[FAILS]  # what was found follows the verdict: it never reads backwards
+
+
+def test_an_unreplicated_holds_and_a_not_detected_say_so(gentle_table):
+    verdict = gentle_table["group-in-ppo"]
+    unchecked = drill.plain_sentence(dataclasses.replace(verdict, verdict=HOLDS, replication=None))
+    assert "not yet checked on fresh seeds" in unchecked
+    other = drill.plain_sentence(dataclasses.replace(verdict, verdict=HOLDS, replication=PARTLY), "zh")
+    assert drill.VERDICTS_ZH[PARTLY] in other and "新种子" in other
+    blind = drill.plain_sentence(dataclasses.replace(verdict, verdict=NOT_DETECTED, detectable=(2.5, "accuracy points")))
+    assert blind.startswith("We cannot tell here:") and "could only detect differences of 2.5 accuracy points" in blind
+    assert "2.5 个百分点（准确率）" in drill.plain_sentence(
+        dataclasses.replace(verdict, verdict=NOT_DETECTED, detectable=(2.5, "accuracy points")), "zh"
+    )
+
+
+def test_a_plain_sentence_quotes_at_most_a_few_comparisons_the_decided_ones_first(gentle_table):
+    verdict = gentle_table["variance"]  # ten deciding comparisons
+    assert len(verdict.finding.deciding) > drill.MOST_COMPARISONS_QUOTED
+    decided = dataclasses.replace(verdict.finding.deciding[-1], p_value=0.0, min_effect=0.0)  # the last one, made beyond noise
+    changed = dataclasses.replace(verdict, finding=dataclasses.replace(verdict.finding, deciding=(*verdict.finding.deciding[:-1], decided)))
+    sentence = drill.plain_sentence(changed)
+    assert sentence.count(" vs ") == drill.MOST_COMPARISONS_QUOTED and decided.label in sentence and "beyond noise" in sentence
+    assert f"comparisons not shown: {len(verdict.finding.deciding) - drill.MOST_COMPARISONS_QUOTED}" in sentence
+
+
+def test_a_claim_without_deciding_comparisons_quotes_its_numbers_from_the_results(gentle_table):
+    results = drill.results_in("gentle")
+    sentence = drill.plain_sentence(gentle_table["no-params"], "en", results)
+    critic = cell_summary(results, "grpo-vs-ppo", "ppo-g8", "critic_parameters")["mean"]
+    assert f"{critic:,.0f}" in sentence
+    changed = json.loads(json.dumps(results))
+    for cell in changed["grpo-vs-ppo"]["cells"]:
+        if cell["id"] == "ppo-g8":
+            cell["summary"]["critic_parameters"]["mean"] = 12345
+    assert "12,345" in drill.plain_sentence(gentle_table["no-params"], "en", changed)
+
+
+@pytest.mark.parametrize("language", drill.LANGUAGES)
+def test_the_main_path_list_has_one_plain_sentence_per_claim_and_no_auditor_marks(language):
+    keys = [claim.key for claim in CLAIMS]
+    lines = drill.plain_verdicts_markdown(keys, language=language).splitlines()
+    assert [line.split("]**")[0] for line in lines] == [f"- **[{key}" for key in keys]
+    for line in lines:
+        assert "near the line" not in line and "接近判定线" not in line and "q =" not in line and "Power" not in line
+        assert ("gentle regime)." if language == "en" else "gentle 设定）。") in line
+    assert "long-answer regime)." in drill.plain_verdict("long-text", "long-answer")
+
+
+def test_plain_verdicts_refuse_an_unknown_regime_key_or_language():
+    with pytest.raises(ValueError) as caught:
+        drill.plain_verdict("offset", regime="no-such-regime")
+    assert_one_line_naming(caught.value, "no-such-regime", "gentle")
+    with pytest.raises(ValueError) as caught:
+        drill.plain_verdict("no-such-claim")
+    assert_one_line_naming(caught.value, "no-such-claim", "offset")
+    with pytest.raises(ValueError) as caught:
+        drill.plain_verdict("offset", language="fr")
+    assert_one_line_naming(caught.value, "fr", "zh")
+
+
+def test_the_overview_has_one_row_per_claim_with_its_lead():
+    table = drill.verdicts_by_regime()["gentle"]
+    rows = drill.verdict_overview_markdown().splitlines()[2:]
+    assert len(rows) == len(CLAIMS)
+    for row, claim in zip(rows, CLAIMS):
+        assert row.startswith(f"| [{claim.key}] |") and row.endswith(f"| {drill.plain_lead(table[claim.key])} |")
+
+
+def test_the_regimes_are_listed_from_the_catalog():
+    from grpo_lab.experiments.catalog import REGIMES
+
+    text = drill.regimes_markdown()
+    assert all(f"**{name}**" in text and regime.why in text for name, regime in REGIMES.items())
+
+
+DRILL_OUTPUT_LIMIT = 25_000  # characters a learner scrolls through in 06: the answer and the drill, not the audit
+
+
+def executed_text(notebook) -> str:
+    """Every text an executed notebook shows: streams and each text/* output (markdown, plain, html); not images."""
+    parts = []
+    for cell in notebook.cells:
+        for output in cell.get("outputs", []):
+            parts.append(output.get("text", ""))
+            parts += [value for mime, value in output.get("data", {}).items() if mime.startswith("text/")]
+    return "".join(parts)
+
+
+@pytest.fixture(scope="module", params=["06_interview_drill", "06_interview_drill_zh"])
+def executed_drill(request) -> tuple[str, str]:
+    """(name, every text it shows) of notebook 06 in English or Chinese, executed once in fast mode."""
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "scripts"))
+    from notebook_tools import NOTEBOOKS_DIR, execute_notebook
+
+    executed, _ = execute_notebook(NOTEBOOKS_DIR / f"{request.param}.ipynb", fast=True, solutions=True, cell_timeout=300)
+    return request.param, executed_text(executed)
+
+
+@pytest.mark.notebook
+@pytest.mark.timeout(300)
+def test_the_drill_links_the_audit_and_does_not_print_it(executed_drill):
+    name, text = executed_drill
+    assert "The card's claims, measured" not in text and "The numbers behind each verdict" not in text, name  # claims.md
+    assert "[offset]" in text and ("The card is" in text or "卡片在这里" in text), name  # the plain sentences instead
+
+
+@pytest.mark.notebook
+@pytest.mark.timeout(300)
+def test_the_drill_shows_the_answer_and_the_drill_within_the_limit(executed_drill):
+    name, text = executed_drill
+    assert len(text) <= DRILL_OUTPUT_LIMIT, f"{name} shows {len(text):,} characters"

@@ -4,6 +4,10 @@ with a hint, and the course widgets compute what the library computes."""
 from __future__ import annotations
 
 import html
+import signal
+import sys
+import threading
+import time
 from pathlib import Path
 
 import numpy as np
@@ -213,6 +217,7 @@ def test_a_lab_prediction_is_compared_with_real_short_runs(capsys):
     )
     out = capsys.readouterr().out
     assert "[03_x] PREDICTION RECORDED: you predicted 'G = 16': the measurement says 'G = 2'" in out and "frac_reward_zero_std" in out
+    assert "within 0.02" in out  # the rule for 'about the same' is in the feedback
     with pytest.raises(ValueError) as caught:
         exercises.check_run_prediction("03_x", None, {"a": TrainConfig(**short)}, "reward")
     assert_one_line_naming(caught.value, "configs", 1)
@@ -420,3 +425,177 @@ def test_a_live_comparison_trains_each_run_and_reads_its_verdict_from_the_runs(c
     assert late_accuracy(history) == 0.7
     assert "ends 0.100 above" in comparison_line("a", 0.7, "b", 0.6) and "about the same" in comparison_line("a", 0.61, "b", 0.6)
     assert "about the same" not in comparison_line("a", 0.63, "b", 0.6)
+
+
+# --- answers that game a checker: a test on the std, a near miss, a function that exits, floods or hangs -----------
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [
+        lambda rewards: rewards.std(dim=1) == 0,
+        lambda rewards: rewards.var(dim=1) == 0,
+        lambda rewards: rewards.std(dim=1) < 1e-5,  # no threshold separates float32 copies from a 1e-6 spread
+        lambda rewards: torch.isclose(rewards, rewards[:, :1]).all(dim=1),
+    ],
+    ids=["std == 0", "var == 0", "std < 1e-5", "isclose"],
+)
+def test_zero_std_groups_fails_a_test_on_the_std(answer, capsys):
+    exercises.check_zero_std_groups(answer)
+    assert only_verdict("04_zero_std_groups", capsys.readouterr().out) == "FAIL"
+
+
+def test_zero_std_groups_says_why_the_exact_zero_test_fails(capsys):
+    exercises.check_zero_std_groups(lambda rewards: rewards.std(dim=1) == 0)
+    out = capsys.readouterr().out
+    copies_std = float(torch.full((1, 16), 100.7).std(dim=1)[0])
+    assert copies_std > 0  # the premise: torch's std of float32 copies of one reward is not 0
+    assert "100.7" in out and f"{copies_std:.1e}" in out, out  # the group that failed, and its std
+    exercises.check_zero_std_groups(lambda rewards: rewards.max(dim=1).values == rewards.min(dim=1).values)
+    assert only_verdict("04_zero_std_groups", capsys.readouterr().out) == "PASS"
+
+
+def off_by(right, relative: float, absolute: float = 0.0):
+    """``right`` with every number of its answer moved up by relative * |x| + absolute (in float64, so the move survives)."""
+    return lambda *a, **o: on_tensors(right(*a, **o), lambda t: t.double() + relative * t.double().abs() + absolute)
+
+
+# exercise -> (moves that stay within its tolerance, moves just outside it): (relative, absolute). The tensor
+# checkers allow float32 rounding (1e-5 + 1e-4 |x|); zscore_weight 3% of the exact expectation
+CODE_TOLERANCES = {name: ([(2e-5, 2e-6)], [(3e-4, 0.0), (-3e-4, 0.0), (0.0, 3e-5)]) for name in CODE_EXERCISES if name != "04_zero_std_groups"}
+CODE_TOLERANCES["04_zscore_weight"] = ([(0.02, 0.0), (-0.02, 0.0)], [(0.04, 0.0), (-0.04, 0.0)])
+RIGHT_ANSWERS = {"04_zscore_weight": lambda p: exercises.zscore_weight_exact(p, 256)}  # the exact value, not the large-G formula
+
+
+@pytest.mark.parametrize("name", CODE_TOLERANCES)
+def test_every_code_checker_fails_an_answer_just_outside_its_tolerance(name, capsys):
+    checker, symbol, _ = CODE_EXERCISES[name]
+    right = RIGHT_ANSWERS.get(name) or solution(name, symbol)
+    within, outside = CODE_TOLERANCES[name]
+    for move in within:
+        checker(off_by(right, *move))
+        assert only_verdict(name, capsys.readouterr().out) == "PASS", move
+    for move in outside:
+        checker(off_by(right, *move))
+        assert only_verdict(name, capsys.readouterr().out) == "FAIL", move
+
+
+@pytest.mark.parametrize("name", BY_HAND)
+def test_by_hand_numbers_must_be_right_to_three_decimals(name, capsys):
+    checker, symbol, _ = BY_HAND[name]
+    exact = solution(name, symbol)
+    cases = [
+        ({key: round(value, 3) for key, value in exact.items()}, "PASS"),
+        ({key: value + 4e-4 for key, value in exact.items()}, "PASS"),
+        ({key: round(value, 2) for key, value in exact.items()}, "FAIL"),  # rounded numbers
+        ({key: value + 2e-3 for key, value in exact.items()}, "FAIL"),
+    ]
+    for predictions, outcome in cases:
+        checker(predictions)
+        assert only_verdict(name, capsys.readouterr().out) == outcome, predictions
+
+
+def test_largest_zscore_fails_a_prediction_just_outside_its_tolerance_and_says_which_side(capsys):
+    bound = exercises.largest_zscore(8)
+    for prediction, outcome in ((bound * 1.015, "PASS"), (bound * 0.985, "PASS"), (bound * 1.03, "FAIL"), (bound * 0.97, "FAIL")):
+        exercises.check_largest_zscore(prediction)
+        out = capsys.readouterr().out
+        assert only_verdict("04_largest_zscore", out) == outcome, prediction
+        if outcome == "FAIL":  # above the bound, the verdict must not claim a group reaches more than the prediction
+            assert (f"{bound:.4f}" in out) == (prediction < bound), out
+
+
+def test_every_checker_is_pinned_by_a_tolerance_test_or_grades_exactly():
+    pinned = {CODE_EXERCISES[name][0].__name__ for name in CODE_TOLERANCES} | {BY_HAND[name][0].__name__ for name in BY_HAND}
+    pinned |= {"check_zero_std_groups", "check_largest_zscore"}
+    exact = {"check_prediction", "check_run_prediction", "check_find_the_bug"}  # choices and line numbers
+    helpers = {"check_against_reference", "check_predicted_numbers"}  # pinned through the checkers that use them
+    assert {name for name in dir(exercises) if name.startswith("check_")} == pinned | exact | helpers
+
+
+def right_rloo(rewards):
+    return compute_advantages(rewards, "rloo")
+
+
+def spin(rewards):
+    while True:
+        pass
+
+
+def spin_past_except(rewards):
+    while True:
+        try:
+            time.sleep(0.01)
+        except Exception:  # a learner's catch-all cannot swallow the time limit
+            pass
+
+
+def print_forever(rewards):
+    while True:
+        print("debug " * 20)
+
+
+# (label, a learner function, what the one FAIL line must name)
+MISBEHAVING = [
+    ("sys.exit()", lambda rewards: sys.exit(1), "SystemExit"),
+    ("raise SystemExit", raises(SystemExit(0)), "SystemExit"),
+    ("raise KeyboardInterrupt", raises(KeyboardInterrupt()), "KeyboardInterrupt"),
+    ("prints megabytes", lambda rewards: print("x" * 5_000_000) or right_rloo(rewards), "5,000,001"),
+    ("prints forever", print_forever, "2,000"),
+    ("loops forever", spin, "0.5 s"),
+    ("loops past except Exception", spin_past_except, "0.5 s"),
+    ("sleeps", lambda rewards: time.sleep(1.5), "0.5 s"),
+]
+
+
+@pytest.mark.parametrize("label, function, named", MISBEHAVING, ids=[m[0] for m in MISBEHAVING])
+def test_a_function_that_exits_floods_or_hangs_gets_one_fail_line(label, function, named, capsys, monkeypatch):
+    monkeypatch.setattr(exercises, "TIME_LIMIT_S", 0.5)
+    started = time.perf_counter()
+    exercises.check_rloo(function)
+    out = capsys.readouterr().out
+    assert only_verdict("02_rloo", out) == "FAIL" and named in out and len(out) < 1500, out
+    assert time.perf_counter() - started < 3.0
+    if label != "sleeps":  # a Python loop is stopped; a sleep ends on its own
+        assert not any(thread.name == "learner function" and thread.is_alive() for thread in threading.enumerate())
+
+
+@pytest.mark.skipif(not hasattr(signal, "pthread_kill"), reason="needs POSIX signals")
+def test_ctrl_c_while_a_function_runs_stops_it_with_one_fail_line(capsys):
+    main = threading.main_thread().ident
+
+    def press_stop_then_spin(rewards):
+        signal.pthread_kill(main, signal.SIGINT)  # the notebook's stop button, while the checker waits
+        spin(rewards)
+
+    exercises.check_rloo(press_stop_then_spin)
+    out = capsys.readouterr().out
+    assert only_verdict("02_rloo", out) == "FAIL" and "KeyboardInterrupt" in out, out
+    assert not any(thread.name == "learner function" and thread.is_alive() for thread in threading.enumerate())
+
+
+def test_what_a_function_prints_is_shown_above_its_verdict(capsys):
+    exercises.check_rloo(lambda rewards: print("shape", tuple(rewards.shape)) or right_rloo(rewards))
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0] == "shape (1, 4)" and lines[-1].startswith("[02_rloo] PASS"), lines
+
+
+@pytest.mark.notebook
+def test_a_kernel_survives_exit_and_a_hang_in_a_checked_function():
+    """In Jupyter, exit() asks the kernel to shut down instead of raising: the checker turns it into a
+    verdict, and the kernel keeps running the next cells after a time-out."""
+    import nbformat
+    from nbclient import NotebookClient
+
+    cells = [
+        "from grpo_lab.course import exercises\nexercises.TIME_LIMIT_S = 0.5",
+        "def leave(rewards):\n    exit()\n\nexercises.check_rloo(leave)",
+        "def spin(rewards):\n    while True:\n        pass\n\nexercises.check_rloo(spin)",
+        "print('exit_now', get_ipython().exit_now)\nexercises.check_rloo(lambda r: r - (r.sum(1, keepdim=True) - r) / (r.shape[1] - 1))",
+    ]
+    notebook = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(source) for source in cells])
+    NotebookClient(notebook, timeout=60, kernel_name="python3").execute()
+    outputs = ["".join(output.get("text", "") for output in cell.outputs) for cell in notebook.cells]
+    assert outputs[1].startswith("[02_rloo] FAIL") and "SystemExit" in outputs[1], outputs
+    assert outputs[2].startswith("[02_rloo] FAIL") and "0.5 s" in outputs[2], outputs
+    assert outputs[3].startswith("exit_now False") and "[02_rloo] PASS" in outputs[3], outputs  # the kernel still checks

@@ -1,30 +1,65 @@
-"""The course's three-sentence answer (notebook 05c) is worded from the numbers it is given."""
+"""The course's three-sentence answer (notebooks 00 and 05c, the README) is worded from the numbers it is given."""
 
 from __future__ import annotations
 
 import copy
+import re
+from pathlib import Path
 
-from grpo_lab.course.final_answer import answer_figure, three_sentence_answer
+from grpo_lab.course.final_answer import answer_figure, course_answer, three_sentence_answer
 from grpo_lab.experiments import load_result
 from grpo_lab.experiments.catalog import result_cell
-from grpo_lab.experiments.stats import format_mean_std
+
+README = Path(__file__).resolve().parent.parent / "README.md"
 
 
 def test_each_sentence_quotes_the_numbers_of_the_result():
     result = load_result("grpo-vs-ppo")
     first, second, third = three_sentence_answer(result)
     grpo = result_cell(result, "grpo")["summary"]
-    assert format_mean_std(grpo["late_eval_accuracy"], 3, prose=True) in first
+    assert f"{grpo['late_eval_accuracy']['mean']:.3f}" in first
     ratio = result_cell(result, "ppo-g8")["summary"]["time_per_step_s"]["mean"] / grpo["time_per_step_s"]["mean"]
     assert f"{ratio:.1f}x" in second
-    assert format_mean_std(grpo["samples_to_target"], 0, prose=True) in third
+    assert f"{grpo['samples_to_target']['mean']:,.0f}" in third
 
 
-def test_the_verdict_follows_the_numbers():
-    result = copy.deepcopy(load_result("grpo-vs-ppo"))
-    accuracy = result_cell(result, "grpo")["summary"]["late_eval_accuracy"]
-    accuracy.update(mean=accuracy["mean"] - 0.2, std=0.001)  # GRPO far below the critic on the same batches
-    assert "ends below a learned critic" in three_sentence_answer(result)[0]
+def test_each_sentence_says_the_finding_first_and_the_numbers_after():
+    for sentence in three_sentence_answer(load_result("grpo-vs-ppo")):
+        finding, rest = sentence.split(": ", 1)
+        assert not re.search(r"\d", finding) and re.search(r"\d", rest), sentence
+
+
+def with_accuracy(result: dict, cell_id: str, shift: float) -> dict:
+    """A copy of the result with one learner's late accuracy moved by ``shift``, its spread made tiny."""
+    changed = copy.deepcopy(result)
+    accuracy = result_cell(changed, cell_id)["summary"]["late_eval_accuracy"]
+    accuracy.update(mean=accuracy["mean"] + shift, std=0.001)
+    return changed
+
+
+def test_the_findings_follow_the_numbers():
+    result = load_result("grpo-vs-ppo")
+    assert three_sentence_answer(with_accuracy(result, "grpo", -0.2))[0].startswith("GRPO's group baseline costs accuracy")
+    assert three_sentence_answer(with_accuracy(result, "grpo", 0.1))[0].startswith("GRPO's group baseline beats")
+    wide = with_accuracy(with_accuracy(result, "ppo", 0.1), "ema", 0.1)  # many prompts, one answer each, far ahead
+    wide = with_accuracy(wide, "grpo", 0.0)
+    assert three_sentence_answer(wide)[2].startswith("What the group pays for is fewer prompts per step, not the missing critic")
+    without_critic = with_accuracy(wide, "ema", -0.3)  # the critic-free control far behind PPO
+    assert "the critic adds to that" in three_sentence_answer(without_critic)[2].split(":")[0]
+
+
+def test_a_difference_is_judged_at_the_level_given():
+    result = with_accuracy(with_accuracy(load_result("grpo-vs-ppo"), "ppo", 0.0), "grpo", 0.0)
+    ppo, grpo = (result_cell(result, c)["summary"]["late_eval_accuracy"] for c in ("ppo", "grpo"))
+    ppo.update(mean=grpo["mean"] + 0.02, std=0.01)  # a gap that a lenient level counts and a strict one does not
+    assert "above GRPO's" in three_sentence_answer(result, level=0.05)[2]
+    assert "within noise of GRPO's" in three_sentence_answer(result, level=1e-6)[2]
+
+
+def test_the_readme_says_the_answer_the_course_words_from_the_shipped_results():
+    """00 and 05c print course_answer(); the README cannot run code, so its words are checked against it."""
+    section = README.read_text(encoding="utf-8").split("## The answer\n", 1)[1].split("\n## ", 1)[0]
+    assert " ".join(course_answer()) in " ".join(section.split())
 
 
 def test_the_summary_figure_has_two_panels_at_notebook_width():

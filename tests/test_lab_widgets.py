@@ -5,8 +5,12 @@ Runs are short (10-20 steps); every lab is closed at the end of its test so no t
 
 from __future__ import annotations
 
+import base64
+import csv
 import io
+import json
 import math
+import re
 import runpy
 import subprocess
 import sys
@@ -20,6 +24,7 @@ import PIL.Image
 import pytest
 import traitlets.config
 from conftest import assert_one_line_error, assert_one_line_naming
+from matplotlib.text import Text
 
 import grpo_lab.lab.dashboard as dashboard_module
 from grpo_lab import GRPOLab, TrainConfig, train
@@ -291,7 +296,8 @@ def test_the_live_figure_ends_right_under_its_legend():
     history = [{"step": step, "reward": 0.4, "eval_accuracy": 0.5, "frac_reward_zero_std": 0.2} for step in range(0, 11, 5)]
     figure.update([RunCurves(0, "G=8, zscore, ref=default, ε=1e-4", [history], "C0")], x_max=10)
     one_run = PIL.Image.open(io.BytesIO(figure.png()))
-    figure.update([RunCurves(key, f"run {key}", [history], f"C{key}") for key in range(5)], x_max=10)
+    # labels too long for more than two columns: three rows
+    figure.update([RunCurves(key, f"G=8, zscore, ref=default, ε=1e-4, seed={key}", [history], f"C{key}") for key in range(5)], x_max=10)
     five_runs = PIL.Image.open(io.BytesIO(figure.png()))
     assert one_run.width == five_runs.width == figure.width_px
     assert one_run.height < five_runs.height < figure.height_px  # no empty band under a short legend
@@ -499,3 +505,217 @@ def test_the_same_settings_keep_their_colour_and_marker(make_lab):
         assert lab.wait(WAIT_SECONDS)
         looks.append((lab.current.color, lab.current.marker))
     assert looks[0] == looks[2] and looks[0][0] != looks[1][0] and looks[0][1] != looks[1][1]
+
+
+# -- comparing runs: pin, name, hide, A/B, tags that never overlap, stable axes, export ---------------
+
+
+def drawn_boxes(figure: LiveRunFigure) -> dict:
+    """The figure drawn, and where its parts landed (display pixels): each visible run tag's text (without
+    its leader line), the reward panel, its title, the variance panel with its tick labels, the legend."""
+    figure.png()
+    renderer = figure.canvas.get_renderer()
+    reward = figure.panels["reward"]
+    tags = [text for text in reward.texts if text.get_visible() and text.get_text()]
+    return {
+        "tags": {text.get_text(): Text.get_window_extent(text, renderer) for text in tags},  # Text's: an Annotation's own adds its arrow
+        "reward": reward.get_window_extent(renderer),
+        "title": reward.title.get_window_extent(renderer),
+        "variance": figure.panels["variance"].get_tightbbox(renderer),
+        "legend": figure.figure.legends[0].get_window_extent(renderer),
+    }
+
+
+def assert_tags_apart(boxes: dict, count: int) -> None:
+    tags = list(boxes["tags"].values())
+    assert len(tags) == count
+    for index, first in enumerate(tags):
+        assert first.x0 >= boxes["reward"].x1  # beside the panel: never over a curve
+        assert not first.overlaps(boxes["variance"]) and not first.overlaps(boxes["title"])
+        for second in tags[index + 1 :]:
+            assert not first.overlaps(second), boxes["tags"]
+
+
+def test_seven_run_tags_never_overlap_and_a_live_tag_leaves_the_others_in_place():
+    figure = LiveRunFigure()
+    # the hardest case: every run ends at the same accuracy
+    runs = [
+        RunCurves(
+            key,
+            f"G={2**key}",
+            [[{"step": step, "samples": step * 2**key, "eval_accuracy": 0.6} for step in (0, 5, 10)]],
+            f"C{key}",
+            tag=f"run {key + 1}",
+        )
+        for key in range(7)
+    ]
+    figure.update(runs, x_max=10)
+    boxes = drawn_boxes(figure)
+    assert_tags_apart(boxes, 7)
+    assert boxes["legend"].y0 >= 0  # the legend is inside the picture, not cut off under it
+    fixed = {name: (box.x0, box.y0) for name, box in boxes["tags"].items()}
+    live = RunCurves(
+        7,
+        "G=256",
+        [[{"step": 0, "samples": 0, "eval_accuracy": 0.6}, {"step": 5, "samples": 1280, "eval_accuracy": 0.6}]],
+        "C7",
+        live=True,
+        tag="run 8",
+    )
+    figure.update([*runs, live], x_max=10)
+    boxes = drawn_boxes(figure)
+    assert_tags_apart(boxes, 8)
+    figure.update([*runs, live], x_max=10)  # the live run's next frame
+    assert {name: (box.x0, box.y0) for name, box in drawn_boxes(figure)["tags"].items() if name != "run 8"} == fixed
+
+
+def test_spread_apart_keeps_the_gap_and_stays_near_its_targets():
+    from grpo_lab.live_figure import nearest_free, spread_apart
+
+    targets = [50.0, 52.0, 51.0, 200.0, 10.0]
+    places = spread_apart(targets, 20.0, 0.0, 300.0)
+    ordered = sorted(places)
+    assert all(b - a >= 20.0 - 1e-9 for a, b in zip(ordered, ordered[1:]))
+    assert places[3] == 200.0 and all(0.0 <= place <= 300.0 for place in places)
+    assert sorted(range(5), key=places.__getitem__) == sorted(range(5), key=targets.__getitem__)  # order kept
+    assert spread_apart([100.0, 100.0], 30.0, 0.0, 300.0) == [85.0, 115.0]  # centred on their target
+    assert spread_apart([299.0, 300.0], 30.0, 0.0, 300.0) == [270.0, 300.0]  # kept within the top
+    assert nearest_free(100.0, [95.0, 130.0], 20.0, 0.0, 300.0) == 75.0
+
+
+def test_an_offset_reward_is_drawn_minus_its_offset_and_the_accuracy_axis_stays_put():
+    figure = LiveRunFigure()
+    history = [{"step": step, "samples": step * 64, "reward": 5.25 + 0.05 * step, "eval_accuracy": 0.5 + 0.02 * step} for step in range(6)]
+    figure.update([RunCurves(0, "none, offset=5", [history], "C0", tag="run 1", reward_offset=5.0)], x_max=5)
+    figure.png()
+    reward = figure.panels["reward"]
+    train_reward = next(line for line in reward.get_lines() if line.get_label().endswith(": reward"))
+    assert list(train_reward.get_ydata()) == pytest.approx([0.25 + 0.05 * step for step in range(6)])
+    assert reward.get_ylim() == (-0.02, 1.02)  # accuracy keeps its 0-1 axis
+    assert "offset" in reward.get_title() and "offset" in figure.figure.legends[0].get_title().get_text()
+
+
+def test_the_per_sample_view_gives_a_small_group_more_than_a_sliver():
+    figure = LiveRunFigure()
+    runs = [
+        RunCurves(
+            index,
+            f"G={group}",
+            [[{"step": s, "samples": s * 16 * group, "eval_accuracy": 0.5} for s in range(0, 151, 25)]],
+            f"C{index}",
+            tag=f"run {index + 1}",
+        )
+        for index, group in enumerate((2, 16))
+    ]
+    figure.update(runs, x_key="samples", x_max=150 * 16 * 16)
+    boxes = drawn_boxes(figure)
+    reward = figure.panels["reward"]
+    end_of_small_group = reward.transData.transform((150 * 16 * 2, 0.5))[0]
+    assert (end_of_small_group - boxes["reward"].x0) / boxes["reward"].width > 0.6  # G = 2 samples an eighth of G = 16
+    assert_tags_apart(boxes, 2)
+
+
+def test_keep_runs_keeps_pinned_runs_and_one_copy_of_the_same_settings():
+    from grpo_lab.lab.runs import LabRun, keep_runs
+
+    runs = [LabRun([TrainConfig(group_size=group)], key=key, number=key + 1) for key, group in enumerate((2, 4, 8))]
+    runs[0].pinned = True
+    kept, let_go = keep_runs(runs, LabRun([TrainConfig(group_size=16)], key=3, number=4), max_runs=2)
+    assert [run.number for run in kept] == [1, 3, 4] and [run.number for run in let_go] == [2]
+    again = LabRun([TrainConfig(group_size=2)], key=4, number=5)
+    kept, let_go = keep_runs(kept, again, max_runs=2)
+    assert [run.number for run in kept] == [3, 4, 5] and let_go == [] and again.pinned  # the re-run replaces run 1, pin and all
+
+
+def test_compared_labels_name_what_sets_each_run_apart():
+    from grpo_lab.lab.describe import compared_labels
+
+    configs = [TrainConfig(group_size=2), TrainConfig(), TrainConfig(baseline="mean"), TrainConfig(baseline="none", reward_offset=3.0), TrainConfig()]
+    labels, shared = compared_labels(configs, [1, 1, 1, 1, 3])
+    assert labels == ["G=2", "", "mean", "none, offset=3", "3 seeds"]
+    assert shared.startswith("G=8, zscore, ref=default") and "offset=0" in shared
+    assert compared_labels([TrainConfig()], [1]) == ([run_label(TrainConfig(), [])], "")
+
+
+def test_seven_runs_with_a_pinned_one_stay_apart_and_export_as_files(make_lab):
+    lab = make_lab(steps=5, eval_every=5, probe_every=5, max_runs=6)
+    lab.run_button.click()
+    assert lab.wait(WAIT_SECONDS)
+    first = lab.runs[0]
+    lab.runs_panel.rows[first.key].pin.value = True
+    settings = [
+        ("group_size", 2),
+        ("group_size", 4),
+        ("group_size", 16),
+        ("baseline", "mean"),
+        ("reward_offset", 3.0),
+        ("group_size", 32),
+        ("seed", 1),
+    ]
+    for knob, value in settings:  # 8 runs in all: one more than the pinned run and the 6 newest
+        lab.controls[knob].value = value
+        assert lab.wait(WAIT_SECONDS)
+    assert [run.number for run in lab.runs] == [1, 3, 4, 5, 6, 7, 8] and lab.runs[0] is first
+    assert "run 2 left the plot" in lab.status.value
+    legend = [text.get_text() for text in lab.figure.figure.legends[0].get_texts()]
+    assert len(legend) == 7 and legend[0].startswith("run 1")
+    boxes = drawn_boxes(lab.figure)
+    assert_tags_apart(boxes, 7)
+    assert boxes["legend"].y0 >= 0  # the legend of seven runs is inside the picture
+    assert len({run.color for run in lab.runs}) == 7  # seven kept runs, seven colours (each with its marker and line style)
+    shown = PIL.Image.open(io.BytesIO(lab.plot.value))
+
+    lab.runs_panel.export_button.click()
+    links = re.findall(r"download='([^']+)' href='data:[^;]+;base64,([^']+)'", lab.runs_panel.downloads.value)
+    files = {name: base64.b64decode(data) for name, data in links}
+    assert set(files) == {"grpo-lab-plot.png", "grpo-lab-runs.json", "grpo-lab-runs.csv"}
+    assert PIL.Image.open(io.BytesIO(files["grpo-lab-plot.png"])).size == shown.size
+    exported = json.loads(files["grpo-lab-runs.json"])["runs"]
+    assert [run["run"] for run in exported] == [1, 3, 4, 5, 6, 7, 8] and exported[0]["pinned"]
+    for run, record in zip(lab.runs, exported):
+        assert record["seeds"][0]["config"] == run.config.to_dict()
+        assert [step["step"] for step in record["seeds"][0]["history"]] == [step["step"] for step in run.history]
+    rows = list(csv.DictReader(io.StringIO(files["grpo-lab-runs.csv"].decode())))
+    assert len(rows) == sum(len(run.history) for run in lab.runs)
+    assert {int(row["run"]) for row in rows} == {1, 3, 4, 5, 6, 7, 8}
+    last = next(row for row in reversed(rows) if row["run"] == "8")
+    assert float(last["eval_accuracy"]) == pytest.approx(lab.runs[-1].history[-1]["eval_accuracy"])
+
+
+def test_runs_can_be_named_hidden_and_compared_a_against_b(make_lab):
+    lab = make_lab(steps=5, eval_every=5, probe_every=5)
+    lab.run_button.click()
+    assert lab.wait(WAIT_SECONDS)
+    for group_size in (2, 16):
+        lab.controls["group_size"].value = group_size
+        assert lab.wait(WAIT_SECONDS)
+    first, second, third = lab.runs
+    rows = lab.runs_panel.rows
+
+    def legend() -> list[str]:
+        return [text.get_text() for text in lab.figure.figure.legends[0].get_texts()]
+
+    rows[first.key].name.value = "  the default run, long  "
+    assert first.name == "the default " and legend()[0].startswith("the default")
+    rows[second.key].show.value = False
+    assert lab.shown_runs() == [first, third] and len(legend()) == 2
+    rows[second.key].show.value = True
+    assert lab.shown_runs() == [first, second, third]
+
+    lab.runs_panel.compare_a.value = first.key
+    assert lab.shown_runs() == [first, second, third]  # one run chosen: still all
+    lab.runs_panel.compare_b.value = third.key
+    assert lab.shown_runs() == [first, third]
+    histograms = [patch for patch in lab.figure.panels["histogram"].patches if patch.get_visible() and patch.get_data().values.sum() > 0]
+    assert len(histograms) == 2  # both runs' advantages
+    assert "comparing" in lab.figure.figure.legends[0].get_title().get_text()
+
+    rows[first.key].pin.value = True
+    lab.clear_button.click()
+    assert lab.runs == [first] and list(rows) == [first.key]  # the pinned run stays
+    assert lab.runs_panel.pair() is None  # its partner is gone
+    lab.runs_panel.compare_a.value = first.key
+    lab.controls["group_size"].value = 4  # a new run ends a comparison
+    assert lab.runs_panel.pair() is None and lab.runs_panel.compare_a.label == "none"
+    assert lab.wait(WAIT_SECONDS)
+    assert [run.number for run in lab.runs] == [1, 4]

@@ -3,9 +3,11 @@ with the worked solutions injected into its exercise cells (so the checkers run 
 
 from __future__ import annotations
 
+import ast
 import json
 import re
 import sys
+from inspect import signature
 from pathlib import Path
 
 import nbformat
@@ -152,8 +154,6 @@ def test_every_metric_the_course_tabulates_is_in_the_glossary():
 
 def cited_claims(notebook: nbformat.NotebookNode, function: str) -> set[str]:
     """The claim keys passed as a literal list to ``function(...)`` in the notebook's code cells."""
-    import ast
-
     keys: set[str] = set()
     for cell in notebook.cells:
         if cell.cell_type == "code":
@@ -162,17 +162,50 @@ def cited_claims(notebook: nbformat.NotebookNode, function: str) -> set[str]:
     return keys
 
 
-def test_the_main_path_shows_verdicts_and_the_appendix_their_numbers():
-    """Issue 22: the long findings blocks live in 08; a main-path unit shows a verdict table whose every
-    claim 08 prints in full."""
+# what only the auditor's view (08, claims.md) shows: the long findings, regime columns, q-values and Power lines
+AUDIT_FUNCTIONS = {"print_findings", "regime_table_markdown", "claims_audit_zh", "claims_markdown", "power_line"}
+AUDIT_MARKS = re.compile(r"near the line|\b[pq] \d|Welch t|\bSE \d|Power|detectable ≥|^\|", flags=re.MULTILINE)
+
+
+def called_functions(notebook: nbformat.NotebookNode) -> list[ast.Call]:
+    """Every call with a plain name (f(...), not obj.f(...)) in the notebook's code cells, in cell order."""
+    calls = []
+    for cell in notebook.cells:
+        if cell.cell_type == "code":
+            found = [node for node in ast.walk(ast.parse(cell.source)) if isinstance(node, ast.Call) and isinstance(node.func, ast.Name)]
+            calls += sorted(found, key=lambda node: (node.lineno, node.col_offset))
+    return calls
+
+
+def test_the_main_path_shows_only_plain_verdicts_and_08_prints_them_in_full():
+    """Issues 22 and 39: from 00 to 05c a verdict is one plain sentence (plain_verdicts_markdown), in the default regime
+    until the one unit that introduces the regimes (regimes_markdown) has; no regime columns, near-the-line marks,
+    q-values or Power lines before 08, which prints every cited claim in full."""
+    from grpo_lab.course.drill import plain_verdicts_markdown
+
     appendix = cited_claims(read(NOTEBOOKS_DIR / "08_appendix_full_measurements.ipynb"), "print_findings")
+    calls = {name: called_functions(read(NOTEBOOKS_DIR / f"{name}.ipynb")) for name in MAIN_PATH}
+    introducing = [name for name in MAIN_PATH if any(call.func.id == "regimes_markdown" for call in calls[name])]
+    assert len(introducing) == 1, f"the regimes must be introduced in one main-path unit, not in {introducing}"
+    regimes_introduced = False
     for name in MAIN_PATH:
-        notebook = read(NOTEBOOKS_DIR / f"{name}.ipynb")
-        assert "print_findings" not in "".join(cell.source for cell in notebook.cells if cell.cell_type == "code"), (
-            f"{name} prints long findings: move them to 08"
-        )
-        missing = cited_claims(notebook, "regime_table_markdown") - appendix
-        assert not missing, f"{name} shows the verdicts of {sorted(missing)}, which notebook 08 does not print"
+        for call in calls[name]:
+            assert call.func.id not in AUDIT_FUNCTIONS, f"{name} calls {call.func.id}: the auditor's view belongs in 08"
+            regimes_introduced |= call.func.id == "regimes_markdown"
+            if call.func.id != "plain_verdicts_markdown":
+                continue
+            arguments = signature(plain_verdicts_markdown).bind(
+                *map(ast.literal_eval, call.args), **{keyword.arg: ast.literal_eval(keyword.value) for keyword in call.keywords}
+            )
+            arguments.apply_defaults()
+            keys, regime = arguments.arguments["keys"], arguments.arguments["regime"]
+            assert regime == "gentle" or regimes_introduced, (
+                f"{name} shows the {regime} regime's verdicts before {introducing[0]} introduces the regimes"
+            )
+            marks = AUDIT_MARKS.findall(plain_verdicts_markdown(*arguments.args, **arguments.kwargs))
+            assert not marks, f"{name}'s verdicts of {keys} show the auditor's marks {marks}"
+            missing = set(keys) - appendix
+            assert not missing, f"{name} shows the verdicts of {sorted(missing)}, which notebook 08 does not print"
 
 
 @pytest.mark.parametrize("name", MAIN_PATH)

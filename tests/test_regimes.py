@@ -1,4 +1,4 @@
-"""Regimes (catalog.REGIMES) and verdicts with power (claims.with_power): the rule's scan, how a regime
+"""Regimes (catalog.REGIMES): the rule's scan, how a regime
 reaches every cell, where its results go, and when "does not hold" becomes "not detected"."""
 
 from __future__ import annotations
@@ -21,10 +21,9 @@ from grpo_lab.experiments.catalog import (
     in_regime,
     large_step_lr,
 )
-from grpo_lab.experiments.claims import FAILS, HOLDS, NOT_DETECTED, Claim, Finding, evaluate_claim
+from grpo_lab.experiments.claims import FAILS, HOLDS, NOT_DETECTED
 from grpo_lab.experiments.claims_report import claims_markdown
 from grpo_lab.experiments.runner import RESULTS_DIR, command_line, load_result, result_path, run_cell
-from grpo_lab.experiments.stats import DETECTABLE_SE, compare, flipping, recording_comparisons
 
 
 def summary(mean: float, std: float, n: int = 3) -> dict:
@@ -149,90 +148,23 @@ def test_a_training_cell_runs_in_the_sparse_regime_from_sparse_pt():
     assert entry["metrics"]["initial_eval_accuracy"] == pytest.approx(0.297, abs=0.001)  # sparse.pt, not default.pt's 0.51
 
 
-def test_compare_records_its_power():
-    with recording_comparisons() as comparisons:
-        assert compare(summary(0.72, 0.03), summary(0.70, 0.03)) == "same"
-    (comparison,) = comparisons
-    standard_error = (2 * 0.03**2 / 3) ** 0.5
-    assert comparison.difference == pytest.approx(0.02) and comparison.standard_error == pytest.approx(standard_error)
-    assert comparison.detectable == pytest.approx(DETECTABLE_SE * standard_error) and comparison.direction == "same"
-    compare(summary(0.72, 0.03), summary(0.70, 0.03))
-    assert len(comparisons) == 1  # nothing recorded outside the block
-
-
-def claim_comparing(a: dict, b: dict, claimed_effect: float | None = None) -> Claim:
-    def rule(results: dict) -> Finding:
-        return Finding("numbers", HOLDS if compare(a, b) == "higher" else FAILS, "")
-
-    return Claim("toy", "test", "—", "a beats b", (), rule, claimed_effect=claimed_effect)
-
-
-def test_no_difference_without_power_is_not_detected_with_power_it_does_not_hold():
-    noisy = evaluate_claim(claim_comparing(summary(0.72, 0.05), summary(0.70, 0.05)), {})
-    assert noisy.verdict == NOT_DETECTED and noisy.detectable == pytest.approx(DETECTABLE_SE * (2 * 0.05**2 / 3) ** 0.5)
-    assert noisy.verdict_text.startswith("not detected (could detect ≥ 0.11")
-    precise = evaluate_claim(claim_comparing(summary(0.700, 0.001), summary(0.700, 0.001)), {})
-    assert precise.verdict == FAILS  # could detect 0.0023, far below 5% of 0.7
-    reversed_effect = evaluate_claim(claim_comparing(summary(0.60, 0.05), summary(0.75, 0.05)), {})
-    assert reversed_effect.verdict == FAILS  # b beats a beyond noise: the claim is wrong here, whatever the power
-    assert evaluate_claim(claim_comparing(summary(0.72, 0.05), summary(0.70, 0.05), claimed_effect=0.2), {}).verdict == FAILS
-
-
-def test_a_verdict_that_rests_on_a_difference_near_the_line_says_so():
-    """1.5-2.5 standard errors (or 75-125% of a claimed effect that sets the line) is near the line: the
-    verdict is marked in the table, its section and the comparison in the Power line; 3 SE is not."""
-    from grpo_lab.experiments.claims_report import power_line, verdict_cell
-
-    standard_error = (2 * 0.03**2 / 3) ** 0.5
-    near = evaluate_claim(claim_comparing(summary(0.70 + 2.2 * standard_error, 0.03), summary(0.70, 0.03)), {})
-    clear = evaluate_claim(claim_comparing(summary(0.70 + 3.0 * standard_error, 0.03), summary(0.70, 0.03)), {})
-    assert near.verdict == clear.verdict == HOLDS
-    assert near.near_line and not clear.near_line
-    assert verdict_cell(near) == "**holds here** *(near the line)*" and verdict_cell(clear) == "**holds here**"
-    assert power_line(near).endswith("(near the line)") and "near" not in power_line(clear)
-    with recording_comparisons() as comparisons:
-        compare(summary(0.70 + 0.05, 0.001), summary(0.70, 0.001), min_effect=0.06)  # a size the claim names sets the line
-    assert comparisons[0].line == pytest.approx(0.06) and comparisons[0].near_line and comparisons[0].direction == "same"
-    with recording_comparisons() as comparisons, flipping(frozenset({1})):  # the second call answers as if across its line
-        directions = [compare(summary(0.74, 0.03), summary(0.70, 0.03)) for _ in range(3)]  # 1.6 SE: same
-    assert directions == ["same", "higher", "same"]
-
-
-def test_a_verdict_that_does_not_hang_on_its_near_comparison_is_not_marked():
-    """The mark says the verdict would change, not only that some comparison was close: a rule that holds
-    when either of two comparisons is clearly higher keeps its verdict whichever side a near one falls on."""
-    from grpo_lab.experiments.claims_report import power_line
-
-    standard_error = (2 * 0.03**2 / 3) ** 0.5
-    clear, near = summary(0.70 + 3.5 * standard_error, 0.03), summary(0.70 + 2.2 * standard_error, 0.03)
-
-    def either(results: dict) -> Finding:
-        found = [compare(a, summary(0.70, 0.03)) for a in (near, clear)]
-        return Finding("numbers", HOLDS if "higher" in found else FAILS, "")
-
-    finding = evaluate_claim(Claim("toy", "test", "—", "a or b beats c", (), either), {})
-    assert finding.verdict == HOLDS and not finding.near_line
-    assert "(near the line)" in power_line(finding)  # the close comparison is still named
-    assert "A verdict marked *(near the line)*" in claims_markdown({})  # the header explains the mark
-
-
 def test_claims_md_gets_a_column_and_a_section_per_regime():
     from grpo_lab.experiments.runner import load_result as load
 
     gentle = {"small-group-remedies": load("small-group-remedies")}
-    text = claims_markdown(gentle, {"large-step": gentle, "sparse": {}})
+    text = claims_markdown({"gentle": gentle, "large-step": gentle, "sparse": {}})
     assert "| verdict: gentle | verdict: large-step |" in text and "verdict: sparse" not in text  # a regime without results has no column
-    assert "**In the large-step regime**" in text and "*Power:* Δ" in text
-    assert "| verdict |" in claims_markdown(gentle)
+    assert "**In the large-step regime**" in text and "*Power:* " in text and ", q " in text
+    assert "| verdict | replicated |" in claims_markdown({"gentle": gentle})
 
 
 def test_an_experiment_that_cannot_differ_between_regimes_runs_in_gentle_only_and_its_claims_say_why(capsys):
     assert main(["sweep", "batch-blowup", "--regime", "sparse", "--fast"]) == 2
     assert "batch-blowup runs in the gentle regime only" in capsys.readouterr().err
     gentle = {"batch-blowup": load_result("batch-blowup")}
-    text = claims_markdown(gentle, {"sparse": gentle})
+    text = claims_markdown({"gentle": gentle, "sparse": gentle})
     row = next(line for line in text.splitlines() if "`batch-blowup`" in line and line.startswith("| "))
-    assert row.rstrip().endswith("| **not tested** |") and "runs in the gentle regime only: time and memory" in text
+    assert row.rstrip().endswith("| **not tested** | gentle: not run |") and "runs in the gentle regime only: time and memory" in text
 
 
 def test_every_verdict_a_rule_can_give_has_a_chinese_name():
@@ -283,43 +215,16 @@ def test_the_readme_verdict_table_says_what_the_cached_results_give():
     (regenerate, then update it)."""
     import re
 
-    from grpo_lab.course.drill import regime_results
-    from grpo_lab.experiments.claims import CLAIMS
-    from grpo_lab.experiments.claims_report import regime_finding, verdict_cell
+    from grpo_lab.course.drill import verdicts_by_regime
+    from grpo_lab.experiments.claims_report import verdict_cell
 
     readme = (RESULTS_DIR.parents[1] / "docs" / "experiments.md").read_text()
     rows = [line for line in readme.splitlines() if re.match(r"\| \[[\w-]+\] ", line)]
-    by_key, by_regime = {claim.key: claim for claim in CLAIMS}, regime_results()
+    by_regime = verdicts_by_regime()
     header = next(line for line in readme.splitlines() if line.startswith("| the card says |"))
     assert [cell.strip() for cell in header.strip("|").split("|")][1:] == list(by_regime)
     assert len(rows) >= 8
     for row in rows:
         cells = [cell.strip() for cell in row.strip("|").split("|")]
-        claim = by_key[re.match(r"\[([\w-]+)\]", cells[0]).group(1)]
-        assert cells[1:] == [verdict_cell(regime_finding(claim, found, regime)) for regime, found in by_regime.items()], claim.key
-
-
-def test_fewer_seeds_shows_why_the_gentle_grpo_vs_ppo_keeps_five():
-    """scripts/fewer_seeds.py is the power check behind the seed counts (data/results/README.md, "Time"):
-    the first N seeds of a cached result are what ``--seeds N`` gives, and with 4 of the 5 the crossover
-    of the sampling-cost trade-off (05c) is no longer resolved."""
-    import sys
-
-    sys.path.insert(0, str(RESULTS_DIR.parents[1] / "scripts"))
-    import fewer_seeds
-
-    versus = load_result("grpo-vs-ppo")
-    shorter = fewer_seeds.first_seeds(versus, 3)
-    assert shorter["seeds"] == 3 and all(len(cell["per_seed"]) == 3 for cell in shorter["cells"])
-    grpo = next(cell for cell in shorter["cells"] if cell["id"] == versus["cells"][0]["id"])
-    late = [entry["metrics"]["late_eval_accuracy"] for entry in versus["cells"][0]["per_seed"][:3]]
-    assert grpo["summary"]["late_eval_accuracy"]["mean"] == pytest.approx(sum(late) / 3)
-    assert versus["derived"]["crossover_s_per_response"] is not None
-    assert fewer_seeds.main(["--seeds", "4", "grpo-vs-ppo"]) == 1
-    assert fewer_seeds.changed_derived(versus["derived"], fewer_seeds.first_seeds(versus, 4)["derived"]) == [
-        "/cheaper_at_high_cost: PPO -> tie",
-        "/crossover_s_per_response: " + f"{versus['derived']['crossover_s_per_response']} -> None",
-    ]
-    for refused in ("5", "0"):  # keeps every seed, or none
-        with pytest.raises(SystemExit):
-            fewer_seeds.main(["--seeds", refused, "grpo-vs-ppo"])
+        key = re.match(r"\[([\w-]+)\]", cells[0]).group(1)
+        assert cells[1:] == [verdict_cell(verdicts[key]) for verdicts in by_regime.values()], key

@@ -215,10 +215,13 @@ def test_replot_of_a_result_no_figure_can_draw_is_one_line_naming_the_file(tmp_p
 
 
 def null_means(result: dict, metric: str | None) -> None:
+    """Every seed's value (of ``metric``, or of every metric) null, and the summaries that follow from it."""
     for cell in result["cells"]:
         for name, stats in cell["summary"].items():
             if metric in (None, name):
                 stats.update(mean=None, std=None, n=0)
+                for entry in cell["per_seed"]:
+                    entry["metrics"][name] = None
 
 
 @pytest.mark.parametrize(

@@ -1,13 +1,16 @@
-"""The interview drill's evidence and quiz (notebooks 06, English and Chinese).
+"""The card's claims as the course shows them, and the drill's quiz (notebooks 00-06, English and Chinese).
 
-The drill's statements rest on the card's claims as ``experiments/claims.py`` measures them (the
-same verdicts as data/results/claims.md). ``print_findings(keys, language)`` prints, for the claims
-a section cites, the verdict, where the course teaches it and the numbers: in English the evidence and
-explanation of claims.md; in Chinese how the claim is tested (``CLAIMS_ZH``) and its key numbers, read
-from the same result files. ``quiz(language)`` builds the self-check quiz.
+The statements rest on the card's claims as ``experiments/claims.py`` judges them (the same verdicts
+as data/results/claims.md). The main path and the drill show each verdict as one plain sentence
+(``plain_verdict``, ``plain_verdicts_markdown``): whether the card is right here, what was found and the
+numbers that decide it, with their unit and regime. Notebook 08 shows the auditor's view:
+``print_findings(keys, language)`` prints claims.md's evidence and explanation (in Chinese how the
+claim is tested, ``CLAIMS_ZH``, and its key numbers) and ``regime_table_markdown`` every regime's
+verdict. ``quiz(language)`` builds the self-check quiz.
 
-The text is data: the claims in Chinese, their plain-words summaries and the verdicts' names are in
-text/claims_zh.json, the quiz in text/quiz.json, where each claim is taught in text/claim_notebooks.json.
+The text is data: the plain sentences' words in text/plain_verdicts.json, the claims in Chinese, their
+plain-words summaries and the verdicts' names in text/claims_zh.json, the quiz in text/quiz.json, where
+each claim is taught in text/claim_notebooks.json.
 """
 
 from __future__ import annotations
@@ -54,7 +57,7 @@ DERIVED = "derived"
 def number_value(number: Number, results: dict) -> dict:
     """{mean, std, n} of a quoted number (std None for a ratio or a derived value; mean None when absent).
     Raises KeyError when the result or its cell does not exist."""
-    from ..experiments.claims import cell_summary
+    from ..experiments.findings import cell_summary
 
     if number.regime:
         results = results_in(number.regime)
@@ -127,14 +130,6 @@ def course_results_folder() -> Path:
     return results_folder(directory=os.environ.get(RESULTS_DIR_ENV) or None)
 
 
-def claims_audit() -> str:
-    """The text of claims.md, the card's claims with their verdicts (``python -m grpo_lab sweep claims``)."""
-    path = course_results_folder() / "claims.md"
-    if not path.is_file():
-        raise FileNotFoundError(f"{path} does not exist: make it with `python -m grpo_lab sweep claims`")
-    return path.read_text()
-
-
 def cached_results() -> dict:
     """Every cached experiment result, by name (data/results/, or the folder in GRPO_LAB_RESULTS_DIR)."""
     from ..experiments.claims_report import available_results
@@ -191,42 +186,64 @@ def result_setting(name: str, results: dict, language: str = "en") -> str:
     return name + colon + separator.join([*parts, run])
 
 
+def regime_replications() -> dict[str, dict]:
+    """{regime: {name: replication}} of the cached replications (``sweep NAME --replicate``) of every regime."""
+    from ..experiments.catalog import REGIMES
+    from ..experiments.claims_report import available_results
+
+    return {regime: available_results(course_results_folder(), regime=regime, replicate=True) for regime in REGIMES}
+
+
+def verdicts_by_regime(by_regime: dict[str, dict] | None = None) -> dict[str, dict]:
+    """{regime: {claim key: Verdict}}, judged as claims.md judges them (claims.verdict_table, one false-discovery
+    level over the table): from the cached results and replications of every regime (default), or from
+    {regime: {name: result}} (no replications)."""
+    from ..experiments.claims import verdict_table
+
+    table = verdict_table(regime_results(), regime_replications()) if by_regime is None else verdict_table(by_regime)
+    return {regime: {verdict.claim.key: verdict for verdict in verdicts} for regime, verdicts in table.items()}
+
+
 def findings(keys: list[str] | None = None, results: dict | None = None, regime: str = "gentle") -> list[tuple]:
-    """(claim, finding) for the claims with these keys (all when None), in the order given, from
-    ``results`` (default: the cached results) of ``regime`` (a claim measured only in another regime is 'not tested' here)."""
+    """(claim, Verdict) for the claims with these keys (all when None), in the order given: from the cached table of
+    every regime (default), or judged on ``results`` of ``regime`` alone (a claim measured only in another regime is
+    'not tested' there)."""
     from ..experiments.claims import CLAIMS
-    from ..experiments.claims_report import regime_finding
 
     by_key = {claim.key: claim for claim in CLAIMS}
-    unknown = [key for key in keys or [] if key not in by_key]
+    table = verdicts_by_regime(None if results is None else {regime: results})
+    return [(by_key[key], table[regime][key]) for key in claim_keys(keys)]
+
+
+def claim_keys(keys: list[str] | None) -> list[str]:
+    """The claim keys given (every claim's, in CLAIMS' order, when None); an unknown key is one clear error."""
+    from ..experiments.claims import CLAIMS
+
+    known = [claim.key for claim in CLAIMS]
+    unknown = [key for key in keys or [] if key not in known]
     if unknown:
-        raise ValueError(f"claim key(s) {', '.join(unknown)} not valid: choose from {', '.join(by_key)}")
-    results = cached_results() if results is None else results
-    return [(by_key[key], regime_finding(by_key[key], results, regime)) for key in (keys or list(by_key))]
+        raise ValueError(f"claim key(s) {', '.join(unknown)} not valid: choose from {', '.join(known)}")
+    return list(keys) if keys else known
 
 
-def other_regime_findings(claim, by_regime: dict[str, dict]) -> dict:
-    """{regime: finding} of one claim in every regime but the gentle one that has results (regime_results())."""
-    from ..experiments.claims_report import regime_finding
-
-    return {regime: regime_finding(claim, found, regime) for regime, found in by_regime.items() if regime != "gentle"}
+def other_regime_findings(claim, table: dict[str, dict]) -> dict:
+    """{regime: Verdict} of one claim in every regime but the gentle one (table: ``verdicts_by_regime()``)."""
+    return {regime: verdicts[claim.key] for regime, verdicts in table.items() if regime != "gentle"}
 
 
 def regime_table_markdown(keys: list[str] | None = None, only_changes: bool = True, language: str = "en") -> str:
-    """A markdown table of each claim's verdict in every regime that has results (read from the result
-    files, as claims.md judges them): the claims with these keys in the order given (all when None);
-    with ``only_changes``, only those whose verdict is not the same everywhere it was tested."""
-    from ..experiments.claims_report import regime_finding
-
-    by_regime = regime_results()
-    header = ("claim", *by_regime) if language == "en" else ("论断", *by_regime)
+    """A markdown table of each claim's verdict in every regime that has results (as claims.md judges them): the
+    claims with these keys in the order given (all when None); with ``only_changes``, only those whose verdict is not
+    the same everywhere it was tested."""
+    table = verdicts_by_regime()
+    header = ("claim", *table) if language == "en" else ("论断", *table)
     rows = []
-    for claim, _ in findings(keys, by_regime["gentle"]):
-        verdicts = [regime_finding(claim, found, regime) for regime, found in by_regime.items()]
-        tested = {finding.verdict for finding in verdicts if finding.verdict != UNTESTED_VERDICT}
+    for claim, _ in findings(keys):
+        verdicts = [by_key[claim.key] for by_key in table.values()]
+        tested = {verdict.verdict for verdict in verdicts if verdict.verdict != UNTESTED_VERDICT}
         if only_changes and len(tested) < 2:
             continue
-        words = [verdict_en(finding) if language == "en" else verdict_zh(finding) for finding in verdicts]
+        words = [verdict_en(verdict) if language == "en" else verdict_zh(verdict) for verdict in verdicts]
         rows.append((f"[{claim.key}] {claim.claim}", *words))
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     return "\n".join(lines + ["| " + " | ".join(row) + " |" for row in rows])
@@ -244,13 +261,14 @@ def quoted_number(number: Number, results: dict, language: str = "zh") -> str:
 def print_findings(keys: list[str] | None = None, language: str = "en") -> None:
     """For each claim: its verdict, where the course teaches it, the card's words and the numbers
     (language "en": claims.md's evidence and explanation; "zh": CLAIMS_ZH's test and key numbers)."""
-    if language not in ("en", "zh"):
-        raise ValueError(f"language={language!r} is not valid: choose en or zh")
+    checked_language(language)
     by_regime = regime_results()
     results = by_regime["gentle"]
-    for claim, finding in findings(keys, results):
+    table = verdicts_by_regime()
+    for claim, _ in findings(keys):
+        finding = table["gentle"][claim.key]
         where = CLAIM_NOTEBOOKS.get(claim.key, "-")
-        others = other_regime_findings(claim, by_regime)
+        others = other_regime_findings(claim, table)
         # a regime whose verdict differs from the gentle one's gets its own numbers: the card may be right only there
         differing = {regime: other for regime, other in others.items() if other.verdict != finding.verdict and other.verdict != UNTESTED_VERDICT}
         if language == "en":
@@ -292,19 +310,67 @@ UNTESTED_VERDICT = "not tested"  # claims.UNTESTED, without importing the experi
 NEAR_LINE_ZH = "（接近判定线）"
 
 
-def verdict_en(finding) -> str:
-    """A verdict as claims.md words it, with its mark when it hangs on a difference near the line: 'holds here (near the line)'."""
-    return finding.verdict_text + (" (near the line)" if finding.near_line else "")
+# --- plain verdicts: one sentence per verdict, the form the main path shows ----------------------------------
+
+LANGUAGES = ("en", "zh")
+MOST_COMPARISONS_QUOTED = 3  # a plain sentence quotes at most this many comparisons and counts the rest (08 shows them all)
 
 
-def verdict_zh(finding) -> str:
-    """A verdict's Chinese name, with the detectable effect of 'not detected' ('未检出（检验力不足），可检出 ≥ 0.034')
-    and the near-the-line mark ('成立（接近判定线）')."""
-    if finding.verdict == "not detected" and finding.detectable is not None:
-        words = f"{VERDICTS_ZH['not detected']}，可检出 ≥ {finding.detectable:.3g}"
-    else:
-        words = VERDICTS_ZH[finding.verdict]
-    return words + (NEAR_LINE_ZH if finding.near_line else "")
+@dataclass(frozen=True)
+class PlainClaim:
+    """One claim's plain words (text/plain_verdicts.json). found: {language: {verdict: what was found}}; leads:
+    {language: {verdict: a lead of its own}} ('The card is too pessimistic here'); numbers: what a claim without deciding
+    comparisons quotes instead, each label a template with {} for the number."""
+
+    found: dict[str, dict[str, str]]
+    leads: dict[str, dict[str, str]]
+    numbers: tuple[Number, ...] = ()
+
+
+def plain_words_from_text(text: dict) -> tuple[dict, dict[str, PlainClaim]]:
+    """(the words every plain sentence shares, {claim key: PlainClaim}) from text/plain_verdicts.json. The remedies for
+    G=2 share one wording ("remedy"), each with its own remedy's name in place of {remedy}."""
+    claims = {}
+    for key, entry in text["claims"].items():
+        if "remedy" in entry:
+            found = {
+                language: {v: words.replace("{remedy}", entry["remedy"][language]) for v, words in text["remedy"][language].items()}
+                for language in LANGUAGES
+            }
+        else:
+            found = {language: dict(entry[language]) for language in LANGUAGES}
+        leads = {language: dict(entry.get("leads", {}).get(language, {})) for language in LANGUAGES}
+        claims[key] = PlainClaim(found, leads, tuple(Number(**number) for number in entry.get("numbers", ())))
+    shared = {name: value for name, value in text.items() if name not in ("claims", "remedy")}
+    for name, value in shared.items():
+        if name != "units_zh" and set(value) != set(LANGUAGES):
+            raise ValueError(f"'{name}' needs exactly the languages {', '.join(LANGUAGES)}")
+    return shared, claims
+
+
+PLAIN_WORDS, PLAIN_CLAIMS = load_text("plain_verdicts.json", plain_words_from_text)
+UNITS_ZH: dict[str, str] = PLAIN_WORDS["units_zh"]  # the units of experiments/findings.METRIC_UNITS, in Chinese
+NOT_REPLICATED_ZH = {None: "（尚未用新种子复现）", "did": "（新种子未复现）"}
+
+
+def verdict_en(verdict) -> str:
+    """A verdict as the course quotes it (claims.Verdict.course_text): 'holds here (not yet replicated)', 'partly (near the line)'."""
+    return verdict.course_text
+
+
+def verdict_zh(verdict) -> str:
+    """A verdict's Chinese name, with the detectable effect of 'not detected' and its unit ('未检出（检验力不足），可检出 ≥ 1.1
+    个百分点（准确率）'), a 'holds here' that fresh seeds did not confirm marked, and the near-the-line mark."""
+    from ..experiments.claims import REPLICATED
+    from ..experiments.findings import number_text
+
+    words = VERDICTS_ZH[verdict.verdict]
+    if verdict.verdict == "not detected" and verdict.detectable is not None:
+        value, unit = verdict.detectable
+        words += f"，可检出 ≥ {number_text(value)} {UNITS_ZH.get(unit, unit)}"
+    if verdict.verdict == "holds here" and verdict.replication != REPLICATED:
+        return words + NOT_REPLICATED_ZH[None if verdict.replication is None else "did"]
+    return words + (NEAR_LINE_ZH if verdict.near_line else "")
 
 
 def claims_audit_zh(results: dict | None = None) -> str:
@@ -317,7 +383,8 @@ def claims_audit_zh(results: dict | None = None) -> str:
     settings = [f"- {result_setting(name, found, 'zh')}" for found in by_regime.values() for name in found]
     columns = " | ".join(f"结论：{regime}" for regime in by_regime)
     lines = [SCOPE_ZH, "", *settings, "", f"| # | 论断 | 实验 | {columns} |", "|---|---|---|" + "---|" * len(by_regime)]
-    per_regime = {regime: findings(None, found, regime) for regime, found in by_regime.items()}
+    table = verdicts_by_regime(None if results is None else by_regime)
+    per_regime = {regime: [(verdict.claim, verdict) for verdict in verdicts.values()] for regime, verdicts in table.items()}
     sections = []
     for index, (claim, _) in enumerate(per_regime["gentle"], 1):
         chinese = CLAIMS_ZH[claim.key]
@@ -346,6 +413,142 @@ def claims_audit_zh(results: dict | None = None) -> str:
             body.append(f"*通俗地说：* {PLAIN_ZH[claim.key]}")
         sections.append("\n".join(body))
     return "\n".join(lines) + "\n\n" + "\n\n".join(sections) + "\n"
+
+
+def checked_language(language: str) -> str:
+    if language not in LANGUAGES:
+        raise ValueError(f"language={language!r} is not valid: choose en or zh")
+    return language
+
+
+def unit_words(unit: str, language: str) -> str:
+    """A unit of experiments/findings.METRIC_UNITS in the given language: 'accuracy points', '个百分点（准确率）'."""
+    return unit if language == "en" else UNITS_ZH.get(unit, unit)
+
+
+def plain_lead(verdict, language: str = "en") -> str:
+    """Whether the card is right, in plain words: 'The card is wrong here', 'We cannot tell here', and for a 'holds here'
+    that fresh seeds have not confirmed, 'The card is right here, not yet checked on fresh seeds'."""
+    from ..experiments.claims import REPLICATED
+
+    words = PLAIN_WORDS
+    lead = PLAIN_CLAIMS[verdict.claim.key].leads[language].get(verdict.verdict) or words["leads"][language][verdict.verdict]
+    if verdict.verdict != "holds here" or verdict.replication == REPLICATED:
+        return lead
+    if verdict.replication is None:
+        return words["unreplicated"][language].format(lead=lead)
+    other = verdict.replication if language == "en" else VERDICTS_ZH[verdict.replication]
+    return words["not_replicated"][language].format(lead=lead, verdict=other)
+
+
+def plain_comparison(comparison, level: float, language: str = "en") -> str:
+    """One comparison in plain words: its label, the difference in its unit and whether it is beyond noise at ``level``:
+    'same batches: group baseline vs learned critic, -0.41 accuracy points, within noise'."""
+    import math
+
+    from ..experiments.findings import metric_unit, number_text
+
+    unit, factor = metric_unit(comparison.metric)
+    if math.isfinite(comparison.difference):
+        difference = ("+" if comparison.difference > 0 else "") + f"{number_text(comparison.difference * factor)} {unit_words(unit, language)}"
+    else:
+        difference = PLAIN_WORDS["no_data"][language]
+    # 'too small to count': beyond noise, but no larger than the smallest difference the claim's rule counts
+    noise = (
+        "beyond"
+        if comparison.direction(level) != "same"
+        else "small"
+        if comparison.p_value <= level and math.isfinite(comparison.difference)
+        else "within"
+    )
+    return PLAIN_WORDS["comparison"][language].format(label=comparison.label, difference=difference, noise=PLAIN_WORDS["noise"][language][noise])
+
+
+def plain_number(number: Number, results: dict, language: str = "en") -> str:
+    """A number a claim without deciding comparisons quotes, its mean in its label's template: 'a critic of 102,209
+    parameters', '4.9x', '50.0%'; 'no data' where the results lack it."""
+    try:
+        value = number_value(number, results)["mean"]
+    except KeyError:
+        value = None
+    if value is None:
+        text = PLAIN_WORDS["no_data"][language]
+    elif number.percent:
+        text = f"{value:.1%}"
+    elif number.over:
+        text = f"{value:.1f}x" if language == "en" else f"{value:.1f} 倍"
+    else:
+        text = f"{value:,.0f}" if abs(value) >= 100 else f"{value:.3g}"
+    return (number.english if language == "en" else number.label).format(text)
+
+
+def plain_sentence(verdict, language: str = "en", results: dict | None = None) -> str:
+    """A verdict (claims.Verdict) as one sentence that cannot read backwards: whether the card is right (plain_lead), what
+    was found (text/plain_verdicts.json), the numbers of the comparisons that decide it with their unit and noise (at
+    most MOST_COMPARISONS_QUOTED, the decided ones first; a 'not detected' adds what the seeds could detect), and the
+    regime. results: the regime's {name: result}, for a claim that quotes numbers (default: the cached ones)."""
+    from ..experiments.findings import number_text
+
+    checked_language(language)
+    words, claim = PLAIN_WORDS, PLAIN_CLAIMS[verdict.claim.key]
+    finding = verdict.finding
+    if verdict.verdict == UNTESTED_VERDICT:
+        found, evidence = claim.found[language].get(UNTESTED_VERDICT) or verdict.explanation, []
+    elif claim.numbers and not finding.deciding:
+        found = claim.found[language][verdict.verdict]
+        results = results_in(verdict.regime) if results is None else results
+        evidence = [words["numbers_separator"][language].join(plain_number(number, results, language) for number in claim.numbers)]
+    else:
+        found = claim.found[language][verdict.verdict]
+        quoted = sorted(finding.deciding or finding.auxiliary, key=lambda c: c.direction(verdict.level) == "same")  # stable
+        evidence = [plain_comparison(c, verdict.level, language) for c in quoted[:MOST_COMPARISONS_QUOTED]]
+        if len(quoted) > MOST_COMPARISONS_QUOTED:
+            evidence.append(words["more"][language].format(count=len(quoted) - MOST_COMPARISONS_QUOTED))
+    if verdict.verdict == "not detected" and verdict.detectable is not None:
+        value, unit = verdict.detectable
+        evidence.append(words["detect"][language].format(size=f"{number_text(value)} {unit_words(unit, language)}"))
+    evidence.append(words["regime"][language].format(regime=verdict.regime))
+    return words["sentence"][language].format(lead=plain_lead(verdict, language), finding=found, evidence=words["separator"][language].join(evidence))
+
+
+def plain_verdict(key: str, regime: str = "gentle", language: str = "en") -> str:
+    """One claim's verdict in one regime as one plain sentence (plain_sentence), judged as claims.md judges it."""
+    return plain_verdicts([key], regime, language)[0]
+
+
+def plain_verdicts(keys: list[str], regime: str = "gentle", language: str = "en") -> list[str]:
+    """plain_sentence of each claim in ``keys``, in one regime, from the cached results (one judging of the table)."""
+    checked_language(language)
+    keys = claim_keys(keys)
+    table = verdicts_by_regime()
+    if regime not in table:
+        raise ValueError(f"regime={regime!r} has no cached results: choose from {', '.join(table)}")
+    results = results_in(regime) if any(PLAIN_CLAIMS[key].numbers for key in keys) else {}
+    return [plain_sentence(table[regime][key], language, results) for key in keys]
+
+
+def plain_verdicts_markdown(keys: list[str], regime: str = "gentle", language: str = "en") -> str:
+    """A markdown list, one plain sentence per claim ('- **[offset]** The card is partly right here: ...')."""
+    return "\n".join(f"- **[{key}]** {sentence}" for key, sentence in zip(claim_keys(keys), plain_verdicts(keys, regime, language)))
+
+
+def verdict_overview_markdown(language: str = "en", regime: str = "gentle") -> str:
+    """Every claim in one compact markdown table: its key, what the card says and whether it is right here (plain_lead)."""
+    checked_language(language)
+    table = verdicts_by_regime()[regime]
+    header = "| claim | the card says | here |" if language == "en" else "| 论断 | 卡片的说法 | 这里 |"
+    rows = []
+    for claim, _ in findings():
+        says = claim.claim if language == "en" else CLAIMS_ZH[claim.key].title or claim.card
+        rows.append(f"| [{claim.key}] | {says} | {plain_lead(table[claim.key], language)} |")
+    return "\n".join([header, "|---|---|---|", *rows])
+
+
+def regimes_markdown() -> str:
+    """The regimes the experiments run in (catalog.REGIMES), one line each: its name, settings and why it was chosen."""
+    from ..experiments.catalog import DEFAULT_REGIME, REGIMES
+
+    return "\n".join(f"- **{name}**{' (the default)' if name == DEFAULT_REGIME else ''}: {regime.why}" for name, regime in REGIMES.items())
 
 
 def quiz_from_text(items: list) -> list[dict]:

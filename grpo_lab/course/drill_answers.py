@@ -145,18 +145,18 @@ def spoken_length(text: str, language: str) -> int:
 
 def answer_evidence(length: str = "30s", language: str = "en", results: dict | None = None) -> list[str]:
     """For each sentence: its numbers as mean ± std (n = seeds) and the verdicts of the claims behind it."""
-    from .drill import VERDICTS_ZH
+    from .drill import verdict_en, verdict_zh
 
     check_choice(length, language)
-    results = cached_results() if results is None else results
+    given, results = results, cached_results() if results is None else results
     between_numbers, between_claims = ("; ", ", ") if language == "en" else ("；", "，")
     lines = []
     for index, sentence in enumerate(ANSWERS[(length, language)], 1):
         numbers = [quoted_number(number, results, language) for number in sentence.numbers]
         regime = sentence_regime(sentence)  # its claims are judged where its numbers were measured
-        judged = findings(list(sentence.claims), results_in(regime), regime) if regime else findings(list(sentence.claims), results)
+        judged = findings(list(sentence.claims), regime=regime or "gentle") if given is None else findings(list(sentence.claims), results)
         verdicts = between_claims.join(
-            f"[{claim.key}] " + (finding.verdict if language == "en" else VERDICTS_ZH[finding.verdict]) + (f" ({regime})" if regime else "")
+            f"[{claim.key}] " + (verdict_en(finding) if language == "en" else verdict_zh(finding)) + (f" ({regime})" if regime else "")
             for claim, finding in judged
         )
         lines.append(f"{index}. " + between_numbers.join([*numbers, verdicts]))
@@ -243,9 +243,12 @@ class FollowUp:
 FOLLOW_UPS = load_text("follow_ups.json", lambda items: tuple(FollowUp(**item) for item in items))
 
 
-def follow_ups_markdown(language: str = "en") -> str:
-    """The follow-ups as markdown: question, short answer, paper, where the course shows it."""
+def follow_ups_markdown(language: str = "en", full: bool = False) -> str:
+    """The follow-ups as markdown: the questions, one numbered line each (to answer aloud before reading on); with
+    ``full``, each question's short answer, the paper to cite and where the course shows it."""
     check_choice("30s", language)
+    if not full:
+        return "\n".join(f"{number}. {item.question[language]}" for number, item in enumerate(FOLLOW_UPS, 1))
     labels = {"en": ("Answer:", "Paper:", "In the course:"), "zh": ("回答：", "论文：", "课程中：")}[language]
     blocks = []
     for number, item in enumerate(FOLLOW_UPS, 1):

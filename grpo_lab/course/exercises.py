@@ -11,9 +11,14 @@ next to the measurement instead of grading it: a wrong prediction is how one lea
 
 from __future__ import annotations
 
+import contextlib
 import copy
+import ctypes
+import io
 import math
-from collections.abc import Callable, Sequence
+import sys
+import threading
+from collections.abc import Callable, Iterator, Sequence
 
 import torch
 
@@ -23,7 +28,12 @@ from ..core.losses import kl_k3
 from ..errors import shortened
 
 PASS, FAIL, NOT_ATTEMPTED, RECORDED = "PASS", "FAIL", "NOT ATTEMPTED", "PREDICTION RECORDED"
-PREDICTION_RTOL = 0.02  # a number worked out by hand may be rounded to two significant digits
+TENSOR_ATOL, TENSOR_RTOL = 1e-5, 1e-4  # float32 rounding passes; a slip in the 4th significant digit does not
+BY_HAND_ATOL = 1e-3  # a number worked out by hand: right to three decimals (in Python, 1/3 and math.log(3) need no rounding)
+PREDICTION_RTOL = 0.02  # a predicted number (not worked out exactly) may be rounded to two significant digits
+ZSCORE_WEIGHT_RTOL = 0.03  # the large-G formula is within 2% of the exact expectation at G = 256
+TIME_LIMIT_S = 5.0  # seconds one call of a learner's function may run (the reference answers take milliseconds)
+OUTPUT_LIMIT = 2_000  # characters one call of a learner's function may print
 SOLUTIONS_DIR = "notebooks/solutions"
 
 
@@ -39,21 +49,114 @@ TEXT_LIMIT = 80  # characters of a learner's value shown in a verdict
 
 def call_learner(exercise: str, function: Callable, *args, **options) -> tuple[object, bool]:
     """Call the learner's function on copies of the inputs (an in-place edit cannot change the
-    reference's): (its value, True), or (None, False) after printing the verdict. Any exception is
-    a verdict: a bare NotImplementedError (the untouched cell) is NOT ATTEMPTED, anything else FAIL."""
+    reference's): (its value, True), or (None, False) after printing the verdict. Every way it can go
+    wrong is one FAIL line: an exception (a bare NotImplementedError, the untouched cell, is NOT
+    ATTEMPTED), exit(), Ctrl-C, more than TIME_LIMIT_S seconds, more than OUTPUT_LIMIT characters printed.
+    What it prints within that limit is shown above the verdict."""
     if not callable(function):
         verdict(exercise, FAIL, f"pass your function itself (its name, without calling it), not {short_repr(function)}")
         return None, False
-    try:
-        return function(*copy.deepcopy(args), **options), True
-    except NotImplementedError as error:
-        if not str(error):
-            verdict(exercise, NOT_ATTEMPTED, STUB_HINT)
-            return None, False
-        verdict(exercise, FAIL, f"calling it with {format_args(args)} raised NotImplementedError: {cut(str(error))}")
-    except Exception as error:  # a learner's bug: show it as a verdict, not as a traceback
-        verdict(exercise, FAIL, f"calling it with {format_args(args)} raised {type(error).__name__}: {cut(str(error))}")
+    call = LearnerCall(function, copy.deepcopy(args), options)
+    calling = f"calling it with {format_args(args)}"
+    if call.printed > OUTPUT_LIMIT:
+        verdict(exercise, FAIL, f"{calling} printed {call.printed:,} characters (more than {OUTPUT_LIMIT:,}): print less, or remove the print")
+        return None, False
+    if call.output:
+        print(call.output, end="" if call.output.endswith("\n") else "\n")
+    still = "" if call.stopped else "; it runs on in the background until its current call returns (restart the kernel if it slows you down)"
+    if call.timed_out:
+        verdict(exercise, FAIL, f"{calling} did not return within {TIME_LIMIT_S:g} s (an endless loop, or a sleep?){still}")
+        return None, False
+    error = call.error
+    if error is None:
+        return call.value, True
+    if isinstance(error, NotImplementedError) and not str(error):
+        verdict(exercise, NOT_ATTEMPTED, STUB_HINT)
+    elif isinstance(error, SystemExit):
+        verdict(exercise, FAIL, f"{calling} called exit() (SystemExit): a checked function must return its answer, not end the program")
+    elif isinstance(error, KeyboardInterrupt):
+        verdict(exercise, FAIL, f"{calling} was interrupted (KeyboardInterrupt) before it returned{still}")
+    else:  # a learner's bug: show it as a verdict, not as a traceback
+        verdict(exercise, FAIL, f"{calling} raised {type(error).__name__}: {cut(str(error))}")
     return None, False
+
+
+class TimeLimitExceeded(BaseException):
+    """Raised inside a learner's function that ran past TIME_LIMIT_S (a BaseException, so that an
+    ``except Exception`` in the function cannot swallow it)."""
+
+
+class CappedText(io.StringIO):
+    """A text stream that keeps the first OUTPUT_LIMIT characters written to it and counts them all."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.size = 0
+
+    def write(self, text: str) -> int:
+        room = OUTPUT_LIMIT - self.size
+        if room > 0:
+            super().write(text[:room])
+        self.size += len(text)
+        return len(text)
+
+
+class LearnerCall:
+    """``function(*args, **options)`` run once, in a thread of its own with TIME_LIMIT_S seconds to
+    return, its printing captured: ``value`` or ``error`` (any BaseException: SystemExit, KeyboardInterrupt
+    too), ``timed_out``, ``stopped`` (False while it still runs), ``output`` (kept) and ``printed``
+    (its length in all). A thread, not a signal, so that it works on any platform and off the main thread."""
+
+    def __init__(self, function: Callable, args: tuple, options: dict) -> None:
+        self.value, self.error, self.timed_out, self.stopped = None, None, False, True
+        self.done = threading.Event()  # not thread.join: Ctrl-C during a join can mark a running thread as ended
+        captured = CappedText()
+        thread = threading.Thread(target=self.run, args=(function, args, options), name="learner function", daemon=True)
+        with contextlib.redirect_stdout(captured), contextlib.redirect_stderr(captured), exit_raises():
+            try:
+                thread.start()
+                self.done.wait(TIME_LIMIT_S)
+            except KeyboardInterrupt as interrupt:  # the notebook's stop button while the function runs
+                self.error = interrupt
+            if not self.done.is_set():
+                self.timed_out = self.error is None
+                self.stopped = self.stop(thread)
+        self.output, self.printed = captured.getvalue(), captured.size
+
+    def run(self, function: Callable, args: tuple, options: dict) -> None:
+        try:
+            self.value = function(*args, **options)
+        except BaseException as error:  # exit(), Ctrl-C and the time limit end it too, each with a verdict
+            if self.error is None:
+                self.error = error
+        finally:
+            self.done.set()
+
+    def stop(self, thread: threading.Thread) -> bool:
+        """Raise TimeLimitExceeded inside ``thread``; True once the function has ended (a Python loop
+        ends at once, a long call into C, such as time.sleep, only when it returns)."""
+        if thread.ident is not None:  # None only if Ctrl-C came before the thread began
+            ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(thread.ident), ctypes.py_object(TimeLimitExceeded))
+        return self.done.wait(1.0)
+
+
+@contextlib.contextmanager
+def exit_raises() -> Iterator[None]:
+    """In an IPython shell (a Jupyter kernel), exit() raises nothing: it asks the kernel to shut down.
+    Within this block it raises SystemExit instead, as in plain Python, so that the checker sees it."""
+    shell = sys.modules["IPython"].get_ipython() if "IPython" in sys.modules else None
+    if shell is None:
+        yield
+        return
+
+    def refuse() -> None:
+        raise SystemExit
+
+    shell.ask_exit = refuse  # exit() and quit() call shell.ask_exit()
+    try:
+        yield
+    finally:
+        del shell.ask_exit
 
 
 def short_repr(value: object) -> str:
@@ -155,8 +258,14 @@ def nested_significant(values: object) -> object:
     return float(f"{values:.7g}") if isinstance(values, float) else values
 
 
-def check_against_reference(exercise: str, function: Callable, cases: list[tuple], reference: Callable, hint: str, atol: float = 1e-5) -> None:
-    """Run ``function(*case)`` against ``reference(*case)`` for every case; one verdict."""
+def close_enough(mine: torch.Tensor, expected: torch.Tensor) -> bool:
+    """Equal within TENSOR_ATOL + TENSOR_RTOL * |expected| everywhere (NaN where NaN is expected)."""
+    return torch.allclose(mine, expected, atol=TENSOR_ATOL, rtol=TENSOR_RTOL, equal_nan=True)
+
+
+def check_against_reference(exercise: str, function: Callable, cases: list[tuple], reference: Callable, hint: str, why: str = "") -> None:
+    """Run ``function(*case)`` against ``reference(*case)`` for every case; one verdict (a PASS adds ``why``,
+    what the text above the exercise must not give away)."""
     for case in cases:
         expected = reference(*case)
         got, ok = call_learner(exercise, function, *case)
@@ -167,11 +276,11 @@ def check_against_reference(exercise: str, function: Callable, cases: list[tuple
             return verdict(exercise, FAIL, f"for input {format_args(case)} you return {mine}. Hint: {hint}")
         if mine.shape != expected.shape:
             return verdict(exercise, FAIL, f"for input {format_args(case)} the shape is {tuple(mine.shape)}, expected {tuple(expected.shape)}")
-        if not torch.allclose(mine, expected, atol=atol, rtol=1e-4, equal_nan=True):
+        if not close_enough(mine, expected):
             return verdict(
                 exercise, FAIL, f"for input {format_args(case)} you return {readable_value(mine)}, expected {readable_value(expected)}. Hint: {hint}"
             )
-    return verdict(exercise, PASS, f"matches the reference on all {len(cases)} test inputs")
+    return verdict(exercise, PASS, f"matches the reference on all {len(cases)} test inputs" + (f". {why}" if why else ""))
 
 
 def check_score_function(function: Callable[[torch.Tensor, int], torch.Tensor]) -> None:
@@ -184,7 +293,12 @@ def check_score_function(function: Callable[[torch.Tensor, int], torch.Tensor]) 
 
     cases = [(torch.tensor([0.0, 0.0, 0.0, 0.0]), 0), (torch.tensor([2.0, -1.0, 0.5]), 2), (torch.tensor([0.3, 1.7, -2.0, 0.0, 4.0]), 4)]
     return check_against_reference(
-        "01_score_function", function, cases, reference, "the gradient of log softmax(theta)[a] is onehot(a) - softmax(theta)"
+        "01_score_function",
+        function,
+        cases,
+        reference,
+        "differentiate log pi(a) = theta_a - log sum_k exp(theta_k) with respect to each theta_k",
+        "The score of a softmax policy is onehot(a) - softmax(theta): push the chosen answer up, every answer down by its probability",
     )
 
 
@@ -218,9 +332,9 @@ def check_k3(function: Callable[[torch.Tensor, torch.Tensor], torch.Tensor]) -> 
 
 
 def check_predicted_numbers(exercise: str, predictions: dict | None, expected: dict[str, float], hints: dict[str, str], why: str) -> None:
-    """A prediction exercise with several numbers worked out by hand: ``predictions`` {name: number}
-    against ``expected`` (each within PREDICTION_RTOL, or 1e-3 of a value near 0); the first wrong
-    one fails with its hint; all right prints ``why``, the idea the numbers show."""
+    """An exercise with several numbers worked out by hand: ``predictions`` {name: number} against
+    ``expected`` (each within BY_HAND_ATOL: rounded to two decimals is not enough); the first wrong one
+    fails with its hint; all right prints ``why``, the idea the numbers show."""
     names = ", ".join(expected)
     if predictions is None:
         return verdict(exercise, NOT_ATTEMPTED, f"set the prediction to a dict of numbers with the keys {names}")
@@ -232,7 +346,14 @@ def check_predicted_numbers(exercise: str, predictions: dict | None, expected: d
         number = as_number(predictions[name])
         if isinstance(number, str):
             return verdict(exercise, FAIL, f"{name} is {number}. Hint: {hints[name]}")
-        if abs(number - exact) > max(PREDICTION_RTOL * abs(exact), 1e-3):
+        if abs(number - exact) > BY_HAND_ATOL:
+            if abs(number - exact) < 10 * BY_HAND_ATOL:  # rounded to two decimals, or a digit off in the third
+                return verdict(
+                    exercise,
+                    FAIL,
+                    f"{name} = {number:.7g} is close but not right to three decimals: keep more digits, or let Python "
+                    "work it out (write 1/3, not 0.33)",
+                )
             return verdict(exercise, FAIL, f"{name} = {distinct(number, exact)[0]} is not it. Hint: {hints[name]}")
     return verdict(exercise, PASS, ", ".join(f"{name} = {exact:.4g}" for name, exact in expected.items()) + f". {why}")
 
@@ -276,11 +397,16 @@ def check_k3_by_hand(predictions: dict | None) -> None:
 
 
 def check_zero_std_groups(function: Callable[[torch.Tensor], torch.Tensor]) -> None:
-    """Exercise 04: ``function(rewards [P, G])`` -> bool [P], True where a group's rewards are all equal."""
+    """Exercise 04: ``function(rewards [P, G])`` -> bool [P], True where a group's rewards are all equal.
+    Float32 copies of one reward are equal, yet torch's std of them need not be 0 (04b), so a test on
+    the std fails here, with or without a threshold."""
+    copies, close_pair = torch.full((1, 16), 100.7), torch.tensor([[0.5, 0.5 + 1e-6]])
     cases = [
         (torch.tensor([[1.0, 1.0, 1.0], [0.0, 1.0, 0.0]]),),
         (torch.tensor([[0.0, 0.0], [0.5, 0.5 + 1e-6], [3.0, 3.0]]),),
         (torch.tensor([[0.25, 0.25, 0.25, 0.25]]),),
+        (copies,),  # one group per case: torch takes a rounding path for a single row
+        (torch.full((1, 8), 5 + 1 / 3),),
     ]
 
     def reference(rewards: torch.Tensor) -> torch.Tensor:
@@ -291,7 +417,9 @@ def check_zero_std_groups(function: Callable[[torch.Tensor], torch.Tensor]) -> N
         function,
         cases,
         reference,
-        "a group has zero std exactly when every reward equals the first one; 0.5 and 0.5 + 1e-6 are *not* equal",
+        "a group has no spread exactly when every reward equals the first one; compare the rewards, not their std: "
+        f"torch gives 16 float32 copies of 100.7 a std of {float(copies.std(dim=1)[0]):.1e} (the mean is rounded), "
+        f"more than that of 0.5 and 0.5 + 1e-6 ({float(close_pair.std(dim=1)[0]):.1e}), which do differ",
     )
 
 
@@ -318,6 +446,14 @@ def check_largest_zscore(prediction: float | None, group_size: int = 8) -> None:
     if abs(number - exact) <= PREDICTION_RTOL * exact:  # 2.5 (two significant digits) passes, 2.4 does not
         return verdict(
             exercise, PASS, f"for G={group_size} the bound is (G-1)/sqrt(G) = {exact:.4f} (the library gives {measured:.4f} for one 1 among 0s)"
+        )
+    if number > exact:
+        return verdict(
+            exercise,
+            FAIL,
+            f"you predicted {number:.7g}, above the bound: no group of {group_size} rewards reaches it, whatever the rewards. "
+            "Hint: the extreme group is one reward apart from G-1 equal others, say one 1 among G-1 zeros: its mean is 1/G and "
+            "its Bessel std is 1/sqrt(G); work out (1 - 1/G) / std",
         )
     return verdict(
         exercise,
@@ -441,7 +577,7 @@ def reference_grpo_loss(batch: dict, rewards: torch.Tensor, old_logprobs: torch.
 
 
 def first_difference(got: torch.Tensor, expected: torch.Tensor) -> str:
-    index = tuple(int(i) for i in torch.nonzero(~torch.isclose(got, expected, atol=1e-5, rtol=1e-4, equal_nan=True))[0])
+    index = tuple(int(i) for i in torch.nonzero(~torch.isclose(got, expected, atol=TENSOR_ATOL, rtol=TENSOR_RTOL, equal_nan=True))[0])
     where = f" at index {list(index)}" if index else ""
     mine, theirs = distinct(float(got[index]), float(expected[index]), digits=5)
     return f"{mine}{where}, expected {theirs}"
@@ -472,7 +608,7 @@ def check_grpo_loss(function: Callable) -> None:
                 mine = mine * batch["mask"]  # padding after the end of an answer does not count
             if mine.shape != theirs.shape:
                 return verdict(exercise, FAIL, f"case '{description}': {name} has shape {tuple(mine.shape)}, expected {tuple(theirs.shape)}")
-            if not torch.allclose(mine, theirs, atol=1e-5, rtol=1e-4, equal_nan=True):
+            if not close_enough(mine, theirs):
                 piece_hint = hint if name == piece else LOSS_HINTS[name]
                 shown = f"rewards {readable_value(rewards)}; " if name == "advantages" else ""
                 return verdict(
@@ -513,7 +649,7 @@ def check_zscore_weight(function: Callable[[float], float]) -> None:
         value = as_number(got)
         if isinstance(value, str):
             return verdict(exercise, FAIL, f"for p={p} you return {value}. Hint: return one number, the relative weight")
-        if not abs(value - expected) <= 0.03 * expected:
+        if not abs(value - expected) <= ZSCORE_WEIGHT_RTOL * expected:
             mine, exact = distinct(value, expected)
             return verdict(
                 exercise,
@@ -566,7 +702,7 @@ def check_ema_baseline(function: Callable[[list, float], list]) -> None:
             mine = as_tensor_like(value, theirs)
             if isinstance(mine, str):
                 return verdict("05_ema_baseline", FAIL, f"decay={decay}: at step {step} you return {mine}. Hint: {hint}")
-            if mine.shape != theirs.shape or not torch.allclose(mine, theirs, atol=1e-5):
+            if mine.shape != theirs.shape or not close_enough(mine, theirs):
                 return verdict(
                     "05_ema_baseline",
                     FAIL,
@@ -633,6 +769,8 @@ def check_run_prediction(
     steps = next(iter(configs.values())).steps
     shown_a, shown_b = distinct(a, b, digits=3)
     evidence = f"{metric} ({summary} over a {steps}-step run, seed {next(iter(configs.values())).seed}): {first} {shown_a}, {second} {shown_b}"
+    if tolerance > 0:
+        evidence += f" (a difference within {tolerance:g} counts as {same!r})"
     return check_prediction(exercise, prediction, (first, second, same), measured, evidence)
 
 

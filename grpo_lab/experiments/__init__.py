@@ -10,13 +10,14 @@ than the gentle one); ``sweep claims`` rebuilds claims.md, a verdict column per 
     experiment_figure("group-size", result)
 
 catalog.py: what each experiment varies; measures.py: what one (cell, seed) measures;
-runner.py: processes and files; stats.py: summaries over seeds and their text (mean ± std); figures.py: one figure per
-experiment; claims.py: the card's claims and the rule that decides each verdict from the numbers; claims_report.py:
-claims.md, written from those verdicts.
+runner.py: processes and files; stats.py: summaries over seeds, Welch's t, the rank test, power and false-discovery
+control; figures.py: one figure per experiment; findings.py: what a rule returns; rules/: the rules, one module per theme;
+claims.py: the card's claims, which rule tests each, and the judging of the whole table; claims_report.py: claims.md,
+written from those verdicts.
 """
 
 from .catalog import EXPERIMENTS, REGIMES, TARGET_ACCURACY, Experiment, Regime
-from .claims import CLAIMS
+from .claims import CLAIMS, verdict_table
 from .claims_report import claims_markdown, write_claims
 from .figures import experiment_figure
 from .runner import (
@@ -49,6 +50,7 @@ __all__ = [
     "run_cell",
     "run_experiment",
     "summarize",
+    "verdict_table",
     "write_claims",
     "write_result",
 ]

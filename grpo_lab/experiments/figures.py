@@ -1,7 +1,9 @@
 """One figure per experiment, drawn from its result dict alone (a cached file or a fresh run).
 
 Every panel shows the mean over seeds with a band or error bars of one standard deviation
-(draw_seed_band, draw_error_points), and says its units on its axes.
+(draw_seed_band, draw_error_points), and says its units on its axes. What tests/test_figures.py checks of
+every figure: no legend or label over data, no fraction or accuracy axis holding other values, bars from 0
+(or "difference" in the y label), and at most four learners a panel, or more grouped by colour (learner_look).
 """
 
 from __future__ import annotations
@@ -18,21 +20,29 @@ from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
 from ..errors import ConfigError
-from ..plots import FIGURE_WIDTH, READABLE, RUN_MARKERS, run_look, save_figure
+from ..plots import FIGURE_WIDTH, LINE_STYLES, READABLE, RUN_COLORS, RUN_MARKERS, save_figure
 from .catalog import BASELINES, TARGET_ACCURACY, cell_label
 
 ACCURACY_LABEL = "held-out accuracy (fraction correct)"
 # each baseline a colour and a line style, so that lines that coincide (mean and rloo in the variance
-# figure, mean and zscore in the offset curves) stay visible, in grey and under colour blindness too
-BASELINE_COLORS = {"none": "tab:gray", "mean": "tab:blue", "rloo": "tab:green", "zscore": "tab:red", "ema": "tab:purple"}
+# figure, mean and zscore in the offset curves) stay visible, in grey and under colour blindness too; rloo
+# shares mean's colour (it is G/(G-1) x mean), so that five baselines group into four colours
+BASELINE_COLORS = {"none": "tab:gray", "mean": "tab:blue", "rloo": "tab:blue", "zscore": "tab:red", "ema": "tab:purple"}
 BASELINE_LINES = {"none": "-", "mean": "--", "rloo": "-.", "zscore": ":", "ema": (0, (5, 1, 1, 1))}
 
 
-def learner_look(index: int) -> dict:
-    """Line options of the ``index``-th learner of a figure that draws many: plots.run_look's line style and
-    marker (sparse, every tenth of the panel), so that no two of up to 28 lines share a style, in matplotlib's
-    default colours (the notebooks name them: learner 5 is brown)."""
-    return {**run_look(index), "color": f"C{index}", "markevery": 0.1, "ms": 4}
+def learner_look(index: int, family: int, member: int = 0) -> dict:
+    """Line options of the ``index``-th learner of a figure that draws many: the colour of its ``family``
+    (plots.RUN_COLORS, Okabe and Ito's colour-blind-safe palette), the line style of its place ``member`` in
+    that family, and a marker of its own (sparse, every tenth of the panel). A panel of more than four
+    learners shows at most four families, so that its lines group by colour and stay apart in grey."""
+    return {
+        "color": RUN_COLORS[family % len(RUN_COLORS)],
+        "ls": LINE_STYLES[member % len(LINE_STYLES)],
+        "marker": RUN_MARKERS[index % len(RUN_MARKERS)],
+        "markevery": 0.1,
+        "ms": 4,
+    }
 
 
 def baseline_look(baseline: str) -> dict:
@@ -115,8 +125,8 @@ def style(
     twins: tuple[Axes, ...] = (),
 ) -> None:
     """Title, axis labels, scales, grid and a legend for the artists of ``axis`` and its ``twins`` (twinx axes).
-    legend: a matplotlib location, "above bars" (raise the y limits and put the legend in the room this makes,
-    so that it covers no bar or error bar), or None."""
+    legend: a matplotlib location, "above the data" (raise the y limits and put the legend in the room this makes,
+    so that it covers no line, bar or error bar, whatever the data), or None."""
     axis.set(title=title, xlabel=xlabel, ylabel=ylabel)
     if log_x:
         axis.set_xscale("log", base=2)
@@ -124,7 +134,7 @@ def style(
         axis.set_yscale("log")
     axis.grid(alpha=0.3)
     handles = [h for a in (axis, *twins) for h in a.get_legend_handles_labels()[0]]
-    if legend == "above bars":
+    if legend == "above the data":
         labels = [h.get_label() for h in handles]
         columns = 2 if max(map(len, labels)) <= TWO_COLUMN_LABEL_CHARACTERS else 1
         room_above(axis, *twins, fraction=0.08 + 0.09 * math.ceil(len(labels) / columns))
@@ -169,7 +179,7 @@ def figure_legend(figure: Figure, axis: Axes) -> None:
 
 
 BAR_LABEL_CHARACTERS = 7  # a tick label under one of six bars wraps at this width
-TWO_COLUMN_LABEL_CHARACTERS = 22  # a legend above bars takes two columns only if its labels fit a half-width panel twice
+TWO_COLUMN_LABEL_CHARACTERS = 22  # a legend above the data takes two columns only if its labels fit a half-width panel twice
 
 
 PANEL_HEIGHT = 3.4  # inches per row of two panels
@@ -201,12 +211,16 @@ def group_size_ticks(axis: Axes, sizes: Iterable[int]) -> None:
 
 
 def variance_figure(result: dict) -> Figure:
-    policies = list(dict.fromkeys(c["axes"]["policy"] for c in result["cells"]))
+    """The four gradient measures at the first policy of the grid (the reference), one panel each. The result
+    also holds a half-trained policy, which the course reads in tables only."""
+    policy = result["cells"][0]["axes"]["policy"]
+    cells = cells_where(result, policy=policy)
+    sizes = [c["axes"]["group_size"] for c in cells]
     figure, axes = new_figure(
-        4 * len(policies),
+        4,
         result,
-        "Policy-gradient quality at a fixed policy, per baseline and group size (one batch = "
-        f"{result['cells'][0]['config']['prompts']} prompts x G responses); 'true' = a large-batch RLOO "
+        f"Policy-gradient quality at the {policy} policy, per baseline and group size (one batch = "
+        f"{cells[0]['config']['prompts']} prompts x G responses); 'true' = a large-batch RLOO "
         "gradient.\nmean and rloo coincide (rloo = G/(G-1) x mean), and at G=2 zscore does too",
     )
     panels = (
@@ -215,15 +229,11 @@ def variance_figure(result: dict) -> Figure:
         ("net_snr_per_1k_responses", "Net SNR per 1000 responses", "net SNR per 1000 responses (log)", True),
         ("cos_expected", "cos(expected gradient, true)", "cosine similarity", False),
     )
-    for column, policy in enumerate(policies):  # one row per metric, one column per policy
-        cells = cells_where(result, policy=policy)
-        sizes = [c["axes"]["group_size"] for c in cells]
-        for row, (metric, title, ylabel, log_y) in enumerate(panels):
-            axis = axes[row * len(policies) + column]
-            for baseline in BASELINES:
-                draw_error_points(axis, *metric_points(cells, "group_size", f"{metric}.{baseline}"), label=baseline, **baseline_look(baseline))
-            style(axis, f"{title}\n{policy} policy", "group size G (responses per prompt)", ylabel, log_x=True, log_y=log_y, legend=None)
-            group_size_ticks(axis, sizes)
+    for axis, (metric, title, ylabel, log_y) in zip(axes, panels):
+        for baseline in BASELINES:
+            draw_error_points(axis, *metric_points(cells, "group_size", f"{metric}.{baseline}"), label=baseline, **baseline_look(baseline))
+        style(axis, title, "group size G (responses per prompt)", ylabel, log_x=True, log_y=log_y, legend=None)
+        group_size_ticks(axis, sizes)
     figure_legend(figure, axes[0])
     return figure
 
@@ -242,7 +252,13 @@ def offset_and_scale_figure(result: dict) -> Figure:
             **baseline_look(baseline),
         )
     axes[0].axhline(result["cells"][0]["summary"]["initial_eval_accuracy"]["mean"], color="0.5", ls=":", label="before training")
-    style(axes[0], "Accuracy at the end vs the reward offset", "reward offset added to every reward (reward units)", ACCURACY_LABEL)
+    style(
+        axes[0],
+        "Accuracy at the end vs the reward offset",
+        "reward offset added to every reward (reward units)",
+        ACCURACY_LABEL,
+        legend="above the data",  # inside, any place covers a line: "before training" runs the whole width
+    )
     largest = max(c["axes"]["reward_offset"] for c in result["cells"])
     for baseline in baselines:
         (offset_cell,) = cells_where(result, baseline=baseline, reward_offset=largest, hard_reward_scale=1.0)
@@ -264,11 +280,17 @@ def offset_and_scale_figure(result: dict) -> Figure:
             )
         )
     draw_bars(axes[2], list(baselines), bars)
-    style(axes[2], "Hard (carry) vs easy problems at the end", "baseline", ACCURACY_LABEL, legend="above bars")
+    style(axes[2], "Hard (carry) vs easy problems at the end", "baseline", ACCURACY_LABEL, legend="above the data")
     return figure
 
 
 # --- 3 ---------------------------------------------------------------------------------------------------
+
+
+def paired_look(index: int) -> dict:
+    """learner_look of the ``index``-th of an ordered series (group sizes): neighbours in pairs, a pair one
+    colour, the second of a pair dashed."""
+    return learner_look(index, family=index // 2, member=index % 2)
 
 
 def group_size_figure(result: dict) -> Figure:
@@ -295,10 +317,10 @@ def group_size_figure(result: dict) -> Figure:
                 *eval_curves(c, x_key, skip_zero=regime == "equal prompts"),
                 label=f"G={c['axes']['group_size']}, P={c['axes']['prompts_per_step']}",
                 lw=1.3,
-                **learner_look(sizes.index(c["axes"]["group_size"])),
+                **paired_look(sizes.index(c["axes"]["group_size"])),
             )
         axis.axhline(TARGET_ACCURACY, color="0.4", ls=":", lw=1)
-        style(axis, f"Learning curves, {regime}", xlabel, ACCURACY_LABEL)
+        style(axis, f"Learning curves, {regime}", xlabel, ACCURACY_LABEL, legend="above the data")
     axes[2].set_xscale("log")
     titles = {
         0: ("Accuracy late in training", ACCURACY_LABEL),
@@ -391,7 +413,7 @@ def sigma_to_zero_figure(result: dict) -> Figure:
         "DAPO: drop tied groups, or refill the batch",
         "reward (and its share of groups with all-equal rewards)",
         ACCURACY_LABEL,
-        legend="above bars",
+        legend="above the data",
     )
     return figure
 
@@ -399,16 +421,31 @@ def sigma_to_zero_figure(result: dict) -> Figure:
 # --- 5 ---------------------------------------------------------------------------------------------------
 
 
+def train_setting(result: dict, cell: dict, key: str):
+    """One TrainConfig value of a cell: its own, else the experiment's default."""
+    return cell["config"]["train"].get(key, result["train_defaults"][key])
+
+
 def small_group_figure(result: dict) -> Figure:
+    """Learning curves in two panels of at most four learners: the remedies on G = 2's own batch by step, and
+    G = 2 against the learners with a larger batch by responses sampled; then late accuracy and the largest
+    fall, one bar per learner in its curves' colour."""
     figure, axes = new_figure(4, result, "G = 2 and its remedies (EMA baseline, KL penalty, lower learning rate) against G = 8")
     labels = [cell_label(result["name"], c["id"]) for c in result["cells"]]
+    first = result["cells"][0]  # plain G = 2
+
+    def batch(cell: dict) -> int:
+        return train_setting(result, cell, "group_size") * train_setting(result, cell, "prompts_per_step")
+
     for index, (c, label) in enumerate(zip(result["cells"], labels)):
-        for axis, x_key in ((axes[0], "eval_step"), (axes[1], "eval_samples")):
-            draw_seed_band(axis, *eval_curves(c, x_key), label=label, lw=1.6, **learner_look(index))
-    style(axes[0], "Learning curves by step", "training step", ACCURACY_LABEL, legend=None)
-    style(axes[1], "Learning curves by responses sampled", "responses sampled", ACCURACY_LABEL, legend=None)
-    figure_legend(figure, axes[0])
-    colors = {"color": [f"C{i}" for i in range(len(result["cells"]))], "edgecolor": "k", "lw": 0.5}
+        look = learner_look(index, family=index)
+        if batch(c) == batch(first):
+            draw_seed_band(axes[0], *eval_curves(c, "eval_step"), label=label, lw=1.6, **look)
+        if c is first or batch(c) != batch(first):
+            draw_seed_band(axes[1], *eval_curves(c, "eval_samples"), label=label, lw=1.6, **look)
+    style(axes[0], f"Remedies on G = 2's batch ({batch(first)} responses a step)", "training step", ACCURACY_LABEL, legend="above the data")
+    style(axes[1], "G = 2 against larger batches, at equal samples", "responses sampled", ACCURACY_LABEL, legend="above the data")
+    colors = {"color": [RUN_COLORS[i % len(RUN_COLORS)] for i in range(len(result["cells"]))], "edgecolor": "k", "lw": 0.5}
     for axis, metric, title, ylabel in (
         (axes[2], "late_eval_accuracy", "Accuracy late in training", ACCURACY_LABEL),
         (axes[3], "eval_max_drawdown", "Oscillation: largest fall from the best so far", "accuracy points"),
@@ -416,8 +453,6 @@ def small_group_figure(result: dict) -> Figure:
         tick_labels = [textwrap.fill(label, BAR_LABEL_CHARACTERS, break_long_words=False) for label in labels]  # six bars a half-width panel
         draw_bars(axis, tick_labels, [(*means_and_stds(result["cells"], metric), colors)], group_width=0.6)
         style(axis, title, "", ylabel)
-    late = [v for v in means_and_stds(result["cells"], "late_eval_accuracy")[0] if v is not None]
-    axes[2].set_ylim(min(late) - 0.1, max(late) + 0.05)
     return figure
 
 
@@ -476,7 +511,7 @@ def blowup_figure(result: dict) -> Figure:
         f"Micro-batches at {shape[0]} prompts x G={shape[1]} (same gradient)",
         "responses per backward pass",
         "MB",
-        legend="above bars",
+        legend="above the data",
         twins=(time_axis,),
     )
     return figure
@@ -485,67 +520,130 @@ def blowup_figure(result: dict) -> Figure:
 # --- 7 ---------------------------------------------------------------------------------------------------
 
 
+COST_LEARNERS = ("grpo", "ppo", "ema", "ppo-32prompts")  # the crossover's two, the critic-free control, the fewest responses
+
+
 def grpo_vs_ppo_figure(result: dict) -> Figure:
-    """2 x 2 panels (equal samples, equal wall time, cost to reach the target, noisy rewards), one legend
-    under them for the learners of the first three; each learner a colour and a line style."""
-    figure, axes = new_figure(4, result, "GRPO's group baseline against PPO's learned critic", panel_height=3.8)
+    """3 x 2 panels: the learners that take one update per batch, then those that take several, each at equal
+    samples and at equal wall time; the cost to reach the target with the crossover marked; noisy rewards.
+    A learner's colour is its baseline (GRPO's group, PPO's critic, no critic, Monte-Carlo values) and its
+    line style its place among them; one legend under the panels."""
+    figure, axes = new_figure(6, result, "GRPO's group baseline against PPO's learned critic")
     exact = [c for c in result["cells"] if not c["config"]["train"].get("reward_noise")]
-    looks = {c["id"]: learner_look(index) for index, c in enumerate(exact)}
+    families = list(dict.fromkeys(train_setting(result, c, "baseline") for c in exact))
+    looks, members = {}, {}
+    for index, c in enumerate(exact):
+        family = families.index(train_setting(result, c, "baseline"))
+        members[family] = members.get(family, -1) + 1
+        looks[c["id"]] = learner_look(index, family, members[family])
+
+    def several_updates(cell: dict) -> bool:
+        return train_setting(result, cell, "inner_epochs") * train_setting(result, cell, "policy_minibatches") > 1
+
+    rows = ([c for c in exact if not several_updates(c)], [c for c in exact if several_updates(c)])
     end = min(s["series"]["eval_wall_time"][-1] for c in exact for s in c["per_seed"])
-    for c in exact:
-        draw_seed_band(axes[0], *eval_curves(c, "eval_samples"), label=cell_label(result["name"], c["id"]), **looks[c["id"]])
-        time_grid, curves = curves_on_time_grid(c, end)
-        draw_seed_band(axes[1], time_grid, curves, **looks[c["id"]])
-    for axis in axes[:2]:
+    for (samples_axis, time_axis), cells in zip((axes[0:2], axes[2:4]), rows):
+        for c in cells:
+            draw_seed_band(samples_axis, *eval_curves(c, "eval_samples"), label=cell_label(result["name"], c["id"]), **looks[c["id"]])
+            draw_seed_band(time_axis, *curves_on_time_grid(c, end), **looks[c["id"]])
+    for axis in axes[:4]:
         axis.axhline(TARGET_ACCURACY, color="0.4", ls=":", lw=1)
+    low = min(axis.get_ylim()[0] for axis in axes[:4])
+    high = max(axis.get_ylim()[1] for axis in axes[:4])
+    for axis in axes[:4]:  # one accuracy scale: a row reads against the other
+        axis.set_ylim(low, high)
     # the Monte-Carlo value arm also samples its value rollouts (about ten times the others' responses): the axis
-    # ends where the others do, and a note says where that arm ends
-    rollout_arms = [c for c in exact if c["config"]["train"].get("baseline") == "mc_value"]
+    # ends where the others do, and the legend says where that arm ends
+    rollout_arms = [c for c in exact if train_setting(result, c, "baseline") == "mc_value"]
     others_end = max(s["series"]["eval_samples"][-1] for c in exact if c not in rollout_arms for s in c["per_seed"])
     off_the_edge = {}
-    if rollout_arms and others_end:
-        axes[0].set_xlim(0, others_end * 1.02)
-        for c in rollout_arms:
-            last = statistics.fmean(s["series"]["eval_samples"][-1] for s in c["per_seed"])
-            label = cell_label(result["name"], c["id"])
-            off_the_edge[label] = f"{label}\n(equal samples: runs on past the axis to {last:,.0f} responses, its value rollouts counted)"
-    style(axes[0], "Equal samples", "responses sampled", ACCURACY_LABEL, legend=None)
-    style(axes[1], "Equal wall time (this CPU, shared)", "wall time (seconds)", ACCURACY_LABEL, legend=None)
+    for c in rollout_arms:
+        axes[2].set_xlim(0, others_end * 1.02)
+        last = statistics.fmean(s["series"]["eval_samples"][-1] for s in c["per_seed"])
+        label = cell_label(result["name"], c["id"])
+        off_the_edge[label] = f"{label}\n(equal samples: runs on past the axis to {last:,.0f} responses, its value rollouts counted)"
+    for row, (samples_axis, time_axis) in zip(("one update per batch", "several updates per batch"), (axes[0:2], axes[2:4])):
+        style(samples_axis, f"Equal samples, {row}", "responses sampled", ACCURACY_LABEL, legend=None)
+        style(time_axis, f"Equal wall time, {row}", "wall time (seconds, this CPU, shared)", ACCURACY_LABEL, legend=None)
+    draw_cost_to_target(axes[4], result, [c for c in exact if c["id"] in COST_LEARNERS], looks)
+    noise = 0.0
+    for cell_id, exact_id, line in (("grpo", "grpo", "-"), ("ppo", "ppo", "-"), ("grpo-noisy", "grpo", "--"), ("ppo-noisy", "ppo", "--")):
+        for c in (c for c in result["cells"] if c["id"] == cell_id):
+            noise = max(noise, c["config"]["train"].get("reward_noise", 0.0))
+            short = ("GRPO" if exact_id == "grpo" else "PPO") + (", noisy" if line == "--" else ", exact")
+            draw_seed_band(axes[5], *eval_curves(c, "eval_samples"), label=short, **{**looks[exact_id], "ls": line})
+    style(axes[5], f"Noisy rewards (noise std {noise:g}) against exact", "responses sampled", ACCURACY_LABEL, legend="above the data")
+    for axis in (axes[0], axes[2], axes[5]):
+        axis.locator_params(axis="x", nbins=5)  # five-digit tick labels: more would run into each other
+    handles, labels = zip(*(h_l for axis in axes[0:4:2] for h_l in zip(*axis.get_legend_handles_labels())))
+    figure.legend(handles, [off_the_edge.get(label, label) for label in labels], loc="outside lower center", ncol=1)
+    return figure
+
+
+def draw_cost_to_target(axis: Axes, result: dict, cells: list[dict], looks: dict) -> None:
+    """Seconds to reach the target if every response also cost c seconds to generate (wall time + c x
+    responses), per learner over c, with the crossover of GRPO and PPO (derived) marked where they meet."""
     costs = np.logspace(-5, 1, 61)
-    for c in exact:
+    for c in cells:
         per_seed = [
             [None if m["time_to_target_s"] is None else m["time_to_target_s"] + cost * m["samples_to_target"] for cost in costs]
             for m in (s["metrics"] for s in c["per_seed"])
         ]
         if any(v is not None for row in per_seed for v in row):
-            draw_seed_band(axes[2], costs, per_seed, **looks[c["id"]])
+            draw_seed_band(axis, costs, per_seed, **looks[c["id"]])  # named in the figure's legend
+    axis.set_xscale("log")
     crossover = result["derived"].get("crossover_s_per_response")
-    if crossover:
-        axes[2].axvline(crossover, color="k", ls="--", lw=1, label=f"crossover {crossover:.2g} s/response")
-    axes[2].set_xscale("log")
+    if crossover:  # where the two lines meet (the means' crossing, as derived), a dashed drop to c below it
+        bottom = min(line.get_ydata().min() for line in axis.get_lines()) / 2
+        axis.set_ylim(bottom=bottom)
+        (grpo,) = (c for c in result["cells"] if c["id"] == "grpo")
+        seconds = summary_value(grpo, "time_to_target_s") + crossover * summary_value(grpo, "samples_to_target")
+        axis.plot([crossover, crossover], [bottom, seconds], color="k", ls="--", lw=1)
+        axis.plot([crossover], [seconds], "ko", ms=9, mfc="none", mew=1.5)
+    # the crossover is named in the title, not in a legend: on log axes the lines fill every corner of the panel
+    where = f"\nGRPO and PPO (G=1) means cross at c = {crossover:.2g} s (circle)" if crossover else ""
     style(
-        axes[2],
-        f"Cost to reach {TARGET_ACCURACY:.0%}: wall time + c x responses",
+        axis,
+        f"Cost to reach {TARGET_ACCURACY:.0%}: wall time + c x responses{where}",
         "simulated generation cost c (seconds per response, log)",
         "seconds (log)",
         log_y=True,
-        legend="upper left",
+        legend=None,
     )
-    noise = 0.0
-    for cell_id, color, line in (("grpo", "C0", "-"), ("ppo", "C1", "-"), ("grpo-noisy", "C0", "--"), ("ppo-noisy", "C1", "--")):
-        for c in (c for c in result["cells"] if c["id"] == cell_id):
-            noise = max(noise, c["config"]["train"].get("reward_noise", 0.0))
-            short = ("GRPO" if color == "C0" else "PPO") + (", noisy" if line == "--" else ", exact")
-            draw_seed_band(
-                axes[3], *eval_curves(c, "eval_samples"), label=short, color=color, ls=line, marker="o" if color == "C0" else "s", markevery=0.1, ms=4
-            )
-    style(axes[3], f"Noisy rewards (noise std {noise:g}) against exact", "responses sampled", ACCURACY_LABEL, legend="lower right")
-    handles, labels = axes[0].get_legend_handles_labels()
-    figure.legend(handles, [off_the_edge.get(label, label) for label in labels], loc="outside lower center", ncol=1)
-    return figure
 
 
 # --- 8 ---------------------------------------------------------------------------------------------------
+
+
+LEVEL_GAP = 0.09  # labels of horizontal lines at least this share of the y range apart: a line of 10-pt type on a 3.4-inch panel
+
+
+def label_levels(axis: Axes, levels: dict[str, float]) -> None:
+    """Name each horizontal line {name: y} just outside the right edge of ``axis``, where no data are: the
+    names in the lines' order, moved apart by LEVEL_GAP where lines lie close, each tied to its line by a
+    short leader. Call it after the panel's data are drawn (it reads the y limits)."""
+    low, high = axis.get_ylim()
+    axis.set_ylim(low, high)  # fixed: the labels' places are computed on this range
+    gap = LEVEL_GAP * (high - low)
+    names = sorted(levels, key=levels.get)
+    places = []
+    for name in names:  # upwards, each at least a gap above the one below ...
+        places.append(max(levels[name], places[-1] + gap) if places else levels[name])
+    for index in range(len(places) - 1, -1, -1):  # ... then down again where the top ran past the axis
+        ceiling = high - gap / 2 if index == len(places) - 1 else places[index + 1] - gap
+        places[index] = min(places[index], ceiling)
+    for name, place in zip(names, places):
+        axis.annotate(
+            name,
+            (1.0, levels[name]),
+            xytext=(1.06, place),
+            xycoords=("axes fraction", "data"),
+            textcoords=("axes fraction", "data"),
+            va="center",
+            color="0.2",
+            annotation_clip=False,
+            arrowprops={"arrowstyle": "-", "color": "0.5", "lw": 0.6, "shrinkA": 0, "shrinkB": 2},
+        )
 
 
 def critic_fit_figure(result: dict) -> Figure:
@@ -556,6 +654,7 @@ def critic_fit_figure(result: dict) -> Figure:
         if c["axes"]["critic_lr"] == result["train_defaults"]["critic_lr"]
     }
     ev_floor = -0.5  # a G=2 mean explains less than a constant; the axis stops here so the critic's curve stays readable
+    levels = {}  # the horizontal lines of the top-left panel, named at its right edge
     for index, (policy, c) in enumerate(fresh.items()):
         updates = c["per_seed"][0]["series"]["updates"]
         draw_seed_band(
@@ -569,21 +668,15 @@ def critic_fit_figure(result: dict) -> Figure:
         )
         if policy == "reference":
             sizes = sorted(int(k.split("=")[1]) for k in c["summary"] if k.startswith("group_ev."))
-            for side, (shade, G) in enumerate(zip(np.linspace(0.75, 0.25, 6), sizes)):
-                value = summary_value(c, f"group_ev.G={G}")
-                if value is not None and value > ev_floor:  # neighbouring lines are labelled on opposite sides
-                    axes[0].axhline(value, color=str(shade), ls="--", lw=1)
-                    at_left = side % 2 == 0
-                    axes[0].annotate(
-                        f"group mean, G={G}",
-                        (0.01 if at_left else 0.99, value),
-                        xycoords=("axes fraction", "data"),
-                        ha="left" if at_left else "right",
-                        va="bottom",
-                        color="0.2",
-                    )
-            axes[0].axhline(summary_value(c, "oracle_ev"), color="k", lw=1.2, label="oracle V (reference policy)")
+            levels = {f"G={G}": summary_value(c, f"group_ev.G={G}") for G in sizes}
+            levels = {name: value for name, value in levels.items() if value is not None and value > ev_floor}
+            for shade, value in zip(np.linspace(0.75, 0.25, len(levels)), levels.values()):
+                axes[0].axhline(value, color=str(shade), ls="--", lw=1)
+            axes[0].plot([], [], color="0.5", ls="--", lw=1, label="group mean of G samples (G at the right)")
+            levels["oracle"] = summary_value(c, "oracle_ev")
+            axes[0].axhline(levels["oracle"], color="k", lw=1.2, label="oracle V (reference policy)")
     axes[0].axhline(0, color="0.5", lw=0.8)
+    label_levels(axes[0], levels)
     style(
         axes[0],
         "Held-out explained variance of V(prompt)",
@@ -632,7 +725,7 @@ def critic_fit_figure(result: dict) -> Figure:
         ],
     )
     axes[2].axhline(0, color="0.5", lw=0.8)
-    style(axes[2], "After all updates, by learning rate and value clip", "", "held-out explained variance", legend="above bars")
+    style(axes[2], "After all updates, by learning rate and value clip", "", "held-out explained variance", legend="above the data")
     return figure
 
 
@@ -660,7 +753,7 @@ def difficulty_figure(result: dict) -> Figure:
         "A group's gradient norm, relative to a balanced group",
         f"right answers in the group (of G={G})",
         "gradient norm / that of the most balanced group",
-        legend="above bars",  # room above the error bars: inside them a legend covers k = 1 or k = 7
+        legend="above the data",  # room above the error bars: inside them a legend covers k = 1 or k = 7
     )
     ks = range(G + 1)
     draw_bars(
@@ -682,7 +775,7 @@ def difficulty_figure(result: dict) -> Figure:
         [c["axes"]["baseline"] for c in training],
         [(*means_and_stds(training, f"{subset}_eval_accuracy"), {"label": f"{subset} problems"}) for subset in ("hard", "easy")],
     )
-    style(axes[2], "After training: hard (carry) vs easy problems", "baseline", ACCURACY_LABEL, legend="above bars")
+    style(axes[2], "After training: hard (carry) vs easy problems", "baseline", ACCURACY_LABEL, legend="above the data")
     for c in training:
         draw_seed_band(axes[3], *eval_curves(c), label=c["axes"]["baseline"], **baseline_look(c["axes"]["baseline"]))
     style(axes[3], "Learning curves", "training step", ACCURACY_LABEL)

@@ -4,20 +4,28 @@ Result file (data/results/NAME.json; --fast results go to data/results/fast/):
 ``{"name", "question", "command", "version", "fast", "seeds", "workers", "created", "wall_time_s",
 "train_defaults", "grid": [{"id", **axes}], "cells": [{"id", "axes", "config", "per_seed":
 [{"seed", "status", "message", "metrics", "series"?}], "summary": {metric: {"mean", "std", "n"}}}],
-"derived": {...}, "regime"}``. ``std`` is over seeds (Bessel), ``n`` counts the seeds with a value.
+"derived": {...}, "regime", "replicate", "rules_version", "machine"}``. ``std`` is over seeds (Bessel), ``n`` counts
+the seeds with a value; the summary must be what the per-seed values give (checked on load).
+``rules_version``: the digest of the rule code when the data were made (``rules_version()``); ``machine``: the CPU
+(``machine()``); older files lack both.
 A cell is named by its catalog id (catalog.cell_label gives its display label, which no file stores).
 A result in a regime other than the gentle one (catalog.REGIMES) lives in ``regimes/REGIME/`` under
 the same folder (data/results/regimes/large-step/NAME.json); files without "regime" are gentle.
+A replication (``"replicate": true``) measures seeds from catalog.REPLICATION_SEED_BASE instead of 0 and
+lives in ``replication/`` under its regime's folder (data/results/replication/NAME.json); files
+without "replicate" are main runs.
 """
 
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
 import math
 import multiprocessing
 import multiprocessing.pool
 import os
+import re
 import signal
 import threading
 import time
@@ -31,7 +39,7 @@ from ..checks import paths
 from ..checks.files import finite_json, json_text, read_strict_json, write_atomically
 from ..core.config import TrainConfig
 from ..errors import ConfigError
-from .catalog import DEFAULT_REGIME, EXPERIMENTS, REGIMES, cell_labels, in_regime
+from .catalog import DEFAULT_REGIME, EXPERIMENTS, REGIMES, REPLICATION_SEED_BASE, cell_labels, default_seeds, in_regime
 from .measures import UNITS
 from .stats import summarize
 
@@ -53,6 +61,13 @@ RESULT_KEYS = (
 )
 CELL_KEYS = ("id", "axes", "config", "per_seed", "summary")
 SIGNIFICANT_DIGITS = 6
+# a stored summary agrees with its seeds within this fraction of (|summary| + the largest |value|): the file
+# rounds each value and the summary to SIGNIFICANT_DIGITS, and the std of values close together (0.995 to
+# 1.005) moves with their last digit by up to sqrt(2) x 5e-6 of their size
+SUMMARY_TOLERANCE = 1e-5
+# the code that turns results into verdicts: a result records its digest (rules_version), so that it shows which
+# rules existed when its data were made
+RULE_FILES = ("claims.py", "findings.py", "stats.py", "rules")
 
 
 def check_name(name: str) -> None:
@@ -77,21 +92,56 @@ def check_options(name: str, seeds: int | None, workers: int, regime: str = DEFA
         raise ConfigError("workers", workers, "must be an integer from 1 to 64")
 
 
-def command_line(name: str, seeds: int, fast: bool, workers: int, regime: str = DEFAULT_REGIME) -> str:
+def command_line(name: str, seeds: int, fast: bool, workers: int, regime: str = DEFAULT_REGIME, replicate: bool = False) -> str:
     """The command that makes this result (what the result file records)."""
     in_regime_flag = f" --regime {regime}" if regime != DEFAULT_REGIME else ""
-    return f"python -m grpo_lab sweep {name}{in_regime_flag} --seeds {seeds}" + (" --fast" if fast else "") + f" --workers {workers}"
+    flags = (" --replicate" if replicate else "") + (" --fast" if fast else "")
+    return f"python -m grpo_lab sweep {name}{in_regime_flag} --seeds {seeds}{flags} --workers {workers}"
 
 
-def results_folder(fast: bool = False, directory: str | Path | None = None, regime: str = DEFAULT_REGIME) -> Path:
-    """Where a sweep's results go: ``directory`` or data/results (fast/ under it for --fast), and
-    regimes/REGIME/ under that for a regime other than the gentle one."""
+def declared_seeds(seeds: int, replicate: bool = False) -> range:
+    """The seeds of a result's cells, in order: 0..seeds-1, or REPLICATION_SEED_BASE.. for a replication."""
+    first = REPLICATION_SEED_BASE if replicate else 0
+    return range(first, first + seeds)
+
+
+def rules_version() -> str:
+    """The first 12 hex digits of the SHA-256 of the rule code (RULE_FILES: each file's path and bytes, in order):
+    which rules existed when a result's data were made."""
+    here = Path(__file__).parent
+    paths = sorted(path for name in RULE_FILES for path in ((here / name).rglob("*.py") if (here / name).is_dir() else [here / name]))
+    digest = hashlib.sha256()
+    for path in paths:
+        digest.update(path.relative_to(here).as_posix().encode() + b"\0" + path.read_bytes())
+    return digest.hexdigest()[:12]
+
+
+def machine() -> dict:
+    """The CPU a result's numbers were made on: float results depend on its kernels (AVX2 and AVX512 differ in the
+    last digits, and chaotic RL runs then drift), so every result records it. {"cpu", "cpu_capability", "torch"}."""
+    import platform
+
+    import torch
+
+    cpu = platform.processor() or platform.machine()
+    try:
+        cpu = next(line.split(":", 1)[1].strip() for line in Path("/proc/cpuinfo").read_text().splitlines() if line.startswith("model name"))
+    except (OSError, StopIteration):
+        pass
+    return {"cpu": cpu, "cpu_capability": torch.backends.cpu.get_cpu_capability(), "torch": torch.__version__}
+
+
+def results_folder(fast: bool = False, directory: str | Path | None = None, regime: str = DEFAULT_REGIME, replicate: bool = False) -> Path:
+    """Where a sweep's results go: ``directory`` or data/results (fast/ under it for --fast),
+    regimes/REGIME/ under that for a regime other than the gentle one, and replication/ under that
+    for a replication."""
     base = Path(directory) if directory is not None else RESULTS_DIR / "fast" if fast else RESULTS_DIR
-    return base if regime == DEFAULT_REGIME else base / "regimes" / regime
+    folder = base if regime == DEFAULT_REGIME else base / "regimes" / regime
+    return folder / "replication" if replicate else folder
 
 
-def result_path(name: str, fast: bool = False, directory: str | Path | None = None, regime: str = DEFAULT_REGIME) -> Path:
-    return results_folder(fast, directory, regime) / f"{name}.json"
+def result_path(name: str, fast: bool = False, directory: str | Path | None = None, regime: str = DEFAULT_REGIME, replicate: bool = False) -> Path:
+    return results_folder(fast, directory, regime, replicate) / f"{name}.json"
 
 
 def run_cell(config: dict, seed: int) -> dict:
@@ -139,12 +189,13 @@ def sigint_ignored_while_starting_processes() -> Iterator[None]:
         signal.signal(signal.SIGINT, previous)
 
 
-def unit_seconds_recorded(name: str, fast: bool = False, regime: str = DEFAULT_REGIME) -> dict[tuple[str, int], float]:
-    """{(config as JSON, seed): training seconds} from the shipped result of ``name`` in ``regime``
-    (the per-seed ``wall_time_s`` of its trained units), the estimate ``longest_first`` orders by;
-    {} where there is no readable file or a unit recorded no time (fixed-policy measures)."""
+def unit_seconds_recorded(name: str, fast: bool = False, regime: str = DEFAULT_REGIME, replicate: bool = False) -> dict[tuple[str, int], float]:
+    """{(config as JSON, seed): training seconds} from the shipped result of ``name`` in ``regime``, its
+    replication's when ``replicate`` (other seeds): the per-seed ``wall_time_s`` of its trained units,
+    the estimate ``longest_first`` orders by; {} where there is no readable file or a unit recorded no
+    time (fixed-policy measures)."""
     try:
-        result = read_strict_json(result_path(name, fast, regime=regime))
+        result = read_strict_json(result_path(name, fast, regime=regime, replicate=replicate))
         return {
             (json.dumps(cell["config"], sort_keys=True), entry["seed"]): float(entry["metrics"]["wall_time_s"])
             for cell in result["cells"]
@@ -183,9 +234,11 @@ def run_experiment(
     regime: str = DEFAULT_REGIME,
     done: dict[tuple[str, int], dict] | None = None,
     pool: multiprocessing.pool.Pool | None = None,
+    replicate: bool = False,
 ) -> dict:
     """Run every cell of experiment ``name`` in ``regime`` (catalog.REGIMES) for ``seeds`` seeds
-    (0..seeds-1; default: the experiment's own), in ``workers`` processes, with a tqdm progress bar.
+    (0..seeds-1, or from catalog.REPLICATION_SEED_BASE when ``replicate``; default count: the
+    experiment's own), in ``workers`` processes, with a tqdm progress bar.
     Returns the result dict (the schema in this module's docstring); ``write_result`` saves it.
 
     ``done``: units already run in this command, {(config as JSON, seed): per-seed entry}; a unit
@@ -197,7 +250,8 @@ def run_experiment(
     only how little time one worker waits for the other at the end."""
     check_options(name, seeds, workers, regime)
     spec = EXPERIMENTS[name]
-    seeds = seeds or (spec.fast_seeds if fast else REGIMES[regime].default_seeds(spec.seeds))
+    seeds = seeds or (spec.fast_seeds if fast else default_seeds(name, regime))
+    seed_values = declared_seeds(seeds, replicate)
     # a result names each cell by its id; the label stays in the catalog, so rewording one touches no result
     cells = [{"id": cell["id"], "axes": cell["axes"], "config": in_regime(cell["config"], regime)} for cell in spec.grid(fast)]
     # identical configs (e.g. G=16 with 8 prompts in both regimes of group-size) run once
@@ -208,7 +262,7 @@ def run_experiment(
     outputs: dict[tuple[int, int], dict] = {}
     for index, key in enumerate(keys):
         unique.setdefault(key, index)
-        for seed in range(seeds):
+        for seed in seed_values:
             if unique[key] == index:
                 if (key, seed) in done:
                     outputs[(index, seed)] = done[(key, seed)]
@@ -216,11 +270,12 @@ def run_experiment(
                     jobs.append((index, cells[index]["config"], seed))
             job_of[(index, seed)] = (unique[key], seed)
 
-    jobs = longest_first(jobs, keys, unit_seconds_recorded(name, fast, regime))
+    jobs = longest_first(jobs, keys, unit_seconds_recorded(name, fast, regime, replicate))
     from tqdm.auto import tqdm
 
     started = time.perf_counter()
-    description = f"sweep {name}" + (f" ({regime})" if regime != DEFAULT_REGIME else "") + (" (fast)" if fast else "")
+    in_regime_words = f" ({regime})" if regime != DEFAULT_REGIME else ""
+    description = f"sweep {name}{in_regime_words}" + (" (replication)" if replicate else "") + (" (fast)" if fast else "")
     # closed on every way out: a sweep stopped by a signal then prints its one line on a line of its own
     with tqdm(total=len(jobs), desc=description, unit="run", disable=not progress) as bar:
         if workers == 1 and not spec.fresh_process:
@@ -247,13 +302,16 @@ def run_experiment(
 
     result_cells = []
     for index, cell in enumerate(cells):
-        per_seed = [outputs[job_of[(index, seed)]] for seed in range(seeds)]
+        per_seed = [outputs[job_of[(index, seed)]] for seed in seed_values]
         result_cells.append({**cell, "per_seed": per_seed, "summary": summarize(per_seed)})
     result = {
         "name": name,
         "question": spec.question,
-        "command": command_line(name, seeds, fast, workers, regime),
+        "command": command_line(name, seeds, fast, workers, regime, replicate),
         "regime": regime,
+        "replicate": replicate,
+        "rules_version": rules_version(),
+        "machine": machine(),
         "version": __version__,
         "fast": fast,
         "seeds": seeds,
@@ -284,10 +342,46 @@ def check_types(where: str, container: dict, types: dict[str, type | tuple[type,
             raise ValueError(f"{where}{key!r} is a {type(value).__name__}, not a {names}")
 
 
+def agrees(stored: float | None, recomputed: float | None, scale: float) -> bool:
+    """A stored summary number is the recomputed one up to the file's rounding (SUMMARY_TOLERANCE; scale:
+    the largest |value| of the seeds); None (no seed has a value) only where the recomputed one is None."""
+    if stored is None or recomputed is None:
+        return stored is None and recomputed is None
+    return abs(stored - recomputed) <= SUMMARY_TOLERANCE * (abs(recomputed) + scale) + 1e-12
+
+
+def check_summary(cell: dict) -> None:
+    """Raise ValueError unless ``cell``'s summary is what its per-seed values give (stats.summarize): the
+    same metrics, no negative std, n = the seeds with a finite value, mean and std up to rounding."""
+    where = f"cell {cell['id']!r}"
+    try:
+        recomputed = summarize(cell["per_seed"])
+        values = {metric: [entry["metrics"].get(metric) for entry in cell["per_seed"]] for metric in recomputed}
+        scales = {metric: max((abs(value) for value in found if is_finite_number(value)), default=0.0) for metric, found in values.items()}
+    except OverflowError:  # an integer beyond float's range
+        raise ValueError(f"{where}: a seed's value is too large for a float") from None
+    unknown = sorted(set(cell["summary"]) - set(recomputed))
+    if unknown:
+        raise ValueError(f"{where}: the summary has {unknown[0]!r}, a metric no seed has")
+    absent = sorted(set(recomputed) - set(cell["summary"]))
+    if absent:
+        raise ValueError(f"{where}: the summary lacks {absent[0]!r}, a metric the seeds have")
+    for metric, stored in cell["summary"].items():
+        if stored["std"] is not None and stored["std"] < 0:
+            raise ValueError(f"{where}: summary std of {metric!r} is {stored['std']!r}, negative")
+        if stored["n"] != recomputed[metric]["n"]:
+            raise ValueError(f"{where}: summary n of {metric!r} is {stored['n']}, but {recomputed[metric]['n']} seeds have a value")
+        for field in ("mean", "std"):
+            if not agrees(stored[field], recomputed[metric][field], scales[metric]):
+                wanted = rounded(recomputed[metric][field])
+                raise ValueError(f"{where}: summary {field} of {metric!r} is {stored[field]!r}, but its seeds give {wanted!r}")
+
+
 def check_result(result: dict) -> None:
     """Raise ValueError if ``result`` does not follow the result schema (module docstring): the keys,
-    and the type of every value the figures, the claims and the CLI read, so that a damaged file is
-    refused when it is read, not halfway through drawing it."""
+    the type of every value the figures, the claims and the CLI read, the declared seeds
+    (``declared_seeds``) and each summary against its per-seed values (``check_summary``), so that a
+    damaged or edited file is refused when it is read, not halfway through drawing it."""
     if not isinstance(result, dict):
         raise ValueError(f"it holds a JSON {type(result).__name__}, not a result")
     missing = [key for key in RESULT_KEYS if key not in result]
@@ -309,15 +403,22 @@ def check_result(result: dict) -> None:
             "grid": list,
             "cells": list,
             "derived": dict,
+            "replicate": bool,
+            "rules_version": str,
+            "machine": dict,
         },
     )
     check_name(result["name"])
+    if "rules_version" in result and not re.fullmatch("[0-9a-f]{12}", result["rules_version"]):
+        raise ValueError(f"rules_version={result['rules_version']!r}"[:100] + " must be 12 hex digits (runner.rules_version())")
     if not is_finite_number(result["wall_time_s"]) or result["seeds"] < 1:
         raise ValueError(f"wall_time_s={result['wall_time_s']!r} and seeds={result['seeds']!r} must be a finite time and a positive count")
     if not result["cells"] or len(result["grid"]) != len(result["cells"]):
         raise ValueError("result must have one grid entry per cell, and at least one cell")
     if not all(isinstance(entry, dict) for entry in result["grid"]):
         raise ValueError("every grid entry must be a dict")
+    seeds = declared_seeds(result["seeds"], result.get("replicate", False))
+    run_kind = "replication" if result.get("replicate", False) else "main run"
     for index, cell in enumerate(result["cells"]):
         if not isinstance(cell, dict):
             raise ValueError(f"cell {index} is a {type(cell).__name__}, not a dict")
@@ -331,10 +432,12 @@ def check_result(result: dict) -> None:
             raise ValueError(f"cell {index}: the id {cell['id']!r} is already an earlier cell's")
         if len(cell["per_seed"]) != result["seeds"]:
             raise ValueError(f"cell {cell['id']!r} has {len(cell['per_seed'])} seeds, the result says {result['seeds']}")
-        for entry in cell["per_seed"]:
+        for position, (entry, seed) in enumerate(zip(cell["per_seed"], seeds)):
             if not isinstance(entry, dict) or not {"seed", "status", "metrics"} <= set(entry):
                 raise ValueError(f"cell {cell['id']!r}: a per-seed entry lacks seed, status or metrics")
             check_types(f"cell {cell['id']!r}, a seed's ", entry, {"seed": int, "status": str, "metrics": dict, "series": dict})
+            if entry["seed"] != seed:
+                raise ValueError(f"cell {cell['id']!r}: per-seed entry {position} has seed {entry['seed']}, a {run_kind} declares seed {seed}")
         for metric, stats in cell["summary"].items():
             if not isinstance(stats, dict) or set(stats) != {"mean", "std", "n"}:
                 raise ValueError(f"cell {cell['id']!r}: summary of {metric!r} must have mean, std and n")
@@ -344,15 +447,18 @@ def check_result(result: dict) -> None:
                 or isinstance(stats["n"], bool)
             ):
                 raise ValueError(f"cell {cell['id']!r}: summary of {metric!r} must hold numbers (or null), not {stats!r}"[:300])
+        check_summary(cell)
 
 
 def write_result(name: str, result: dict, directory: str | Path | None = None, path: str | Path | None = None) -> Path:
     """Save a result as NAME.json (in data/results/, or data/results/fast/ for a --fast result,
-    or ``directory``; regimes/REGIME/ under it for a regime other than the gentle one), or at
-    ``path`` when given (a fallback when the disk filled), and return the path."""
+    or ``directory``; regimes/REGIME/ under it for a regime other than the gentle one, replication/
+    under that for a replication: ``result_path`` with the result's own fast, regime and replicate),
+    or at ``path`` when given (a fallback when the disk filled), and return the path."""
     clean, _ = finite_json(result)  # run_experiment already nulls non-finite numbers; a hand-made result may not
     check_result(clean)
-    path = Path(path) if path is not None else result_path(name, clean["fast"], directory, clean.get("regime", DEFAULT_REGIME))
+    where = (clean["fast"], directory, clean.get("regime", DEFAULT_REGIME), clean.get("replicate", False))
+    path = Path(path) if path is not None else result_path(name, *where)
     return write_atomically(path, json_text(clean, separators=(",", ":"), ensure_ascii=False))  # compact: data/ stays small
 
 
@@ -361,20 +467,23 @@ class UnreadableResultError(ValueError):
     the message names the file, what is wrong and the command that remakes it."""
 
 
-def load_result(name: str, fast: bool = False, directory: str | Path | None = None, regime: str = DEFAULT_REGIME) -> dict:
+def load_result(name: str, fast: bool = False, directory: str | Path | None = None, regime: str = DEFAULT_REGIME, replicate: bool = False) -> dict:
     """Read a saved result (data/results/NAME.json by default; regimes/REGIME/NAME.json for another
-    regime). A missing file raises FileNotFoundError with the command that
-    makes it; an empty or malformed one raises UnreadableResultError naming the file."""
+    regime; replication/NAME.json under that for a replication). A missing file raises
+    FileNotFoundError with the command that makes it; an empty, malformed or edited one (``check_result``)
+    raises UnreadableResultError naming the file, what is wrong and the command that remakes it."""
     check_name(name)
     check_regime(regime)
-    path = result_path(name, fast, directory, regime)
+    path = result_path(name, fast, directory, regime, replicate)
     in_regime_flag = f" --regime {regime}" if regime != DEFAULT_REGIME else ""
-    remake = f"`python -m grpo_lab sweep {name}{in_regime_flag}" + (" --fast" if fast else "") + "`"
+    remake = f"`python -m grpo_lab sweep {name}{in_regime_flag}" + (" --replicate" if replicate else "") + (" --fast" if fast else "") + "`"
     if not path.is_file():
         raise FileNotFoundError(f"{path} does not exist: make it with {remake}")
     try:
         result = read_strict_json(path)
         check_result(result)
+        if result.get("replicate", False) != replicate:
+            raise ValueError(f"replicate={result.get('replicate', False)} in the file, in a folder for replicate={replicate}")
     except (ValueError, KeyError, TypeError) as error:  # JSONDecodeError, UnicodeDecodeError, NaN and nesting are ValueErrors
         reason = "it is empty" if path.stat().st_size == 0 else str(error).splitlines()[0] or type(error).__name__
         raise UnreadableResultError(f"{path} is not a readable result ({reason}): remake it with {remake}") from None

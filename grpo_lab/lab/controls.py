@@ -66,6 +66,17 @@ PRESETS = {
     "large steps: G = 2 vs 16": ({"lr": LARGE_STEP_LR, "group_size": 2}, {"lr": LARGE_STEP_LR, "group_size": 16}),
     "30% start: G = 2 vs 16": ({"reference": "sparse", "group_size": 2}, {"reference": "sparse", "group_size": 16}),
 }
+# where each preset's difference shows: said in the hints while its runs are on the plot, and on its button
+PRESET_WATCH = {
+    "G = 2 vs 16": "bottom left, the zero-std fraction (thick): far more groups of two agree than groups of 16, and teach "
+    "nothing; and the histogram: G = 2's advantages are only -0.71, 0 and +0.71.",
+    "ε = 0 with ties": "the status line: the ε = 0 run stops at its first step; the first run's zero-std fraction "
+    "(bottom left) shows how many groups tie.",
+    "reward offset 5": "max |adv| (thin, bottom left): with no baseline every advantage is the reward, 5 or 6; the mean "
+    "subtracts the offset. Then accuracy (top left).",
+    "large steps: G = 2 vs 16": "accuracy (top left) and the zero-std fraction (bottom left), run against run.",
+    "30% start: G = 2 vs 16": "the zero-std fraction (bottom left): from a 30% start most groups of two are all wrong; then accuracy (top left).",
+}
 
 
 def css_class(name: str) -> str:

@@ -1,9 +1,10 @@
 """The dashboard (``GRPOLab``): the controls beside the live figure, a status line, a progress bar
-and plain-words hints. A changed control cancels the run in progress and starts a new one, trained
-in a background thread with one core fewer than the machine has (the drawing needs one), while a
-``view.ViewTicker`` redraws the figure.
-Threads write only the output widgets, never the controls (the way that works in JupyterLab and
-Voila alike). The callbacks are thin."""
+and plain-words hints; a Runs tab to pin, name, hide, compare (A/B) and export the runs. A changed
+control cancels the run in progress and starts a new one, trained in a background thread with one
+core fewer than the machine has (the drawing needs one), while a ``view.ViewTicker`` redraws the figure.
+Threads write only the output widgets, never the knobs' controls (the way that works in JupyterLab
+and Voila alike); the one exception is the Runs tab at a run's end, whose rows and A/B choices follow
+the kept runs (compare.RunsPanel.sync). The callbacks are thin."""
 
 from __future__ import annotations
 
@@ -21,14 +22,16 @@ from ..checks.threads import default_training_threads, torch_threads
 from ..core.config import TrainConfig
 from ..errors import ConfigError
 from ..live_figure import ALL_PANELS, CSS_DPI, LiveRunFigure, RunCurves
-from ..plots import run_style
+from ..plots import run_look
 from ..trainer import train
 from . import classroom, view
 from .classroom import PLOT_VIEWS
+from .compare import RunsPanel
 from .controls import (
     ADVANCED_CONTROLS,
     DESCRIPTION_STYLE,
     MAX_SEEDS,
+    PRESET_WATCH,
     PRESETS,
     RefusesOutOfRange,
     allowed_values,
@@ -39,8 +42,9 @@ from .controls import (
     refusing,
     seed_configs,
 )
-from .describe import EPSILON_BASELINES, EPSILON_KNOBS, explain_run, knob_value_text, plot_summary, run_label, short_run_label
-from .runs import LabRun, lab_measure_every, warm_up_torch
+from .describe import EPSILON_BASELINES, EPSILON_KNOBS, compared_labels, explain_run, knob_value_text, plot_summary, run_label, short_run_label
+from .export import FILE_NAMES, runs_csv, runs_json
+from .runs import LabRun, keep_runs, lab_measure_every, warm_up_torch
 from .view import BAR_STYLES, NOTE_MARK, PAGE_EXTRAS, STATUS_WORDS, ViewTicker
 
 LARGE_VIEW_RUNS = 3  # runs a large plot view shows (the newest): their legend stays on one projector screen
@@ -80,7 +84,8 @@ class GRPOLab:
     """The dashboard. ``GRPOLab(**knobs)`` starts the controls at ``TrainConfig(**knobs)``.
 
     Unless given, eval_every and probe_every are ``lab_measure_every(steps)`` (25 for 150 steps).
-    autorun: start a run at once; max_runs: finished runs kept on the plot (oldest dropped);
+    autorun: start a run at once; max_runs: unpinned finished runs kept on the plot (the oldest let go;
+    pinned runs are kept besides);
     refresh_interval: seconds between plot updates while training (at least); debounce: seconds a
     new run waits for further changes before it starts; training_threads: torch threads of the
     training thread (default: one core fewer than the machine has, see default_training_threads);
@@ -91,8 +96,9 @@ class GRPOLab:
     ``x_axis``, ``plot_view`` (PLOT_VIEWS: all four panels, or two in large type for a projector;
     the page address's ``plot=large``), ``run_button``, ``stop_button``, ``clear_button``, ``new_seed_button``,
     ``preset_buttons`` (by PRESETS name), ``plot`` (the Image), ``status``, ``progress``, ``hints``,
-    ``summary`` (the plot in words), ``share_link``, ``runs`` (finished runs, oldest first),
-    ``current``, ``wait(timeout)``.
+    ``summary`` (the plot in words), ``share_link``, ``runs_panel`` (compare.RunsPanel: a row per
+    kept run with name, pin and show; the A/B choice; export), ``runs`` (the kept runs, oldest first),
+    ``current``, ``wait(timeout)``, ``export_files()``.
     """
 
     def __init__(
@@ -144,13 +150,15 @@ class GRPOLab:
             description="New seed", tooltip="The same settings on the next seeds: a new draw", layout=widgets.Layout(width="120px")
         )
         self.clear_button = widgets.Button(
-            description="Clear earlier runs", tooltip="Keep only the newest run on the plot", layout=widgets.Layout(width="170px")
+            description="Clear earlier runs", tooltip="Take the earlier runs off the plot, but for pinned ones", layout=widgets.Layout(width="170px")
         )
         self.preset_buttons = {
             name: widgets.Button(
                 description=name,
                 tooltip="Runs "
-                + " then ".join(", ".join(f"{knob} = {knob_value_text(value)}" for knob, value in settings.items()) for settings in runs),
+                + " then ".join(", ".join(f"{knob} = {knob_value_text(value)}" for knob, value in settings.items()) for settings in runs)
+                + ". Watch "
+                + PRESET_WATCH[name],
                 layout=widgets.Layout(width="auto"),
             )
             for name, runs in PRESETS.items()
@@ -188,13 +196,16 @@ class GRPOLab:
 
         self.runs: list[LabRun] = []
         self.current: LabRun | None = None
+        self.runs_panel = RunsPanel(changed=self._runs_changed, export=self.export_files)
         for button in self.preset_buttons.values():
             button.add_class("grpo-preset")
         self.refusal = ""  # the last "Cannot run: ..." line, shown until a run starts
         self.page_problems = page_problems  # settings of the page address that could not be used: shown in the hints
+        self.let_go = ""  # which runs the last finished one pushed off the plot, for the status line
+        self.watch = ""  # where a preset's difference shows (PRESET_WATCH), in the hints while its runs are on the plot
         self._thread: threading.Thread | None = None
         self._keys = itertools.count()
-        self._styles: dict[str, int] = {}  # settings -> style index: the same settings keep their colour and marker
+        self._styles: dict[str, int] = {}  # settings -> index of their look (plots.run_look): colour, marker, line style
         self._started_runs = 0
         self._queued: list[TrainConfig] = []  # the rest of a preset's runs, started one after the other
         self._quiet = False  # True while a preset moves the controls (no run per moved control)
@@ -242,7 +253,7 @@ class GRPOLab:
         )
         # a tab, not an accordion: opening Advanced replaces the main controls instead of pushing
         # Run and the status down (they sit above the tabs)
-        tabs = widgets.Tab([main, advanced, tasks], titles=("Main", "Advanced", "Guided tasks"))
+        tabs = widgets.Tab([main, advanced, tasks, self.runs_panel.widget], titles=("Main", "Advanced", "Guided tasks", "Runs"))
         tabs.add_class("grpo-tabs")
         controls = widgets.VBox(
             [
@@ -278,13 +289,14 @@ class GRPOLab:
         ``config``); None (and the reason in the status line) when the values are not a valid
         TrainConfig. A run started from the controls ends a preset's sequence."""
         if config is None:
-            self._queued = []
+            self._queued, self.watch = [], ""
+            self.runs_panel.end_comparison()
             try:
                 config = config_from_controls(self.controls, self.base_config)
             except ValueError as error:
                 self.status.value = f"<b>Cannot run:</b> {html.escape(str(error))}"
                 return None
-        self.refusal = ""
+        self.refusal = self.let_go = ""
         with self._lock:
             key = next(self._keys)
             run = LabRun(seed_configs(config, self.num_seeds.value), key=key)
@@ -318,9 +330,10 @@ class GRPOLab:
                 self.controls[knob].value = getattr(configs[-1], knob)
         finally:
             self._quiet = False
+        self.runs_panel.end_comparison()
         self.clear()
         self.start_run(configs[0])
-        self._queued = configs[1:]
+        self._queued, self.watch = configs[1:], f"Guided task {name}: watch {PRESET_WATCH[name]}"
 
     def _enable_epsilon(self) -> None:
         """std_eps, std_scope and eps_mode change only the baselines that divide by the std (z-score):
@@ -341,10 +354,25 @@ class GRPOLab:
                 self.current.cancel("stopped by the user")
 
     def clear(self) -> None:
-        """Forget the earlier runs (the run in progress goes on)."""
+        """Forget the earlier runs but for pinned ones (the run in progress goes on)."""
         with self._lock:
-            self.runs.clear()
+            self.runs = [run for run in self.runs if run.pinned]
+        self._runs_changed()
+
+    def _runs_changed(self) -> None:
+        """The kept runs, or what the user set of them (name, pin, show, A/B), changed: the Runs tab and the plot follow."""
+        with self._lock:
+            runs = list(self.runs)
+        self.runs_panel.sync(runs)
         self.redraw()
+
+    def export_files(self) -> dict[str, bytes]:
+        """The plot as shown (PNG) and the kept runs (JSON, CSV: export.py), by file name."""
+        with self._lock:
+            runs = list(self.runs)
+        configs = [run.config for run in runs]
+        labels = [run_label(run.config, configs, run.num_seeds) for run in runs]
+        return {FILE_NAMES["plot"]: bytes(self.plot.value), FILE_NAMES["json"]: runs_json(runs, labels), FILE_NAMES["csv"]: runs_csv(runs, labels)}
 
     def redraw(self) -> None:
         """Redraw now if idle; a run in progress redraws at its next tick."""
@@ -395,7 +423,8 @@ class GRPOLab:
         with self._lock:
             self._started_runs += 1
             run.number = self._started_runs
-        run.color, run.marker = self._style_for(run)
+        look = self._look_for(run)
+        run.color, run.marker, run.line_style = look["color"], look["marker"], look["ls"]
         # the first frame (the new run in the legend, no points yet) is a full redraw of the four panels,
         # a few tenths of a second of Python: drawn here, before training, it does not compete with it
         run.status = "running"
@@ -421,12 +450,18 @@ class GRPOLab:
             if run.status == "stopped":
                 run.message = run.stop_reason
             with self._lock:
-                if run.status in ("finished", "failed"):
-                    # same configs and seeds train the same curves (CPU runs are deterministic): keep one copy
-                    self.runs = [earlier for earlier in self.runs if earlier.configs != run.configs] + [run]
-                    del self.runs[: -self.max_runs]
+                kept = run.status in ("finished", "failed")
+                if kept:
+                    self.runs, let_go = keep_runs(self.runs, run, self.max_runs)
+                    if let_go:
+                        self.let_go = (
+                            ", ".join(earlier.tag for earlier in let_go)
+                            + f" left the plot: the lab keeps the newest {self.max_runs} runs besides pinned ones (pin a run in Runs to keep it)"
+                        )
                 superseded = run is not self.current
-                follow_up = self._queued.pop(0) if self._queued and not superseded and run.status in ("finished", "failed") else None
+                follow_up = self._queued.pop(0) if self._queued and not superseded and kept else None
+            if kept:
+                self.runs_panel.sync(list(self.runs))
             if not superseded:  # the final picture first, then "Finished" (refresh_view writes the status last)
                 self.refresh_view()
             if follow_up is not None:  # a preset's next run (it waits for this thread to end)
@@ -434,22 +469,32 @@ class GRPOLab:
                 self.start_run(follow_up)
                 self._queued = queued
 
-    def _style_for(self, run: LabRun) -> tuple[str, str]:
-        """The (colour, marker) of ``run``'s settings: the same settings always get the same one,
-        new settings the next in plots.run_style's order."""
+    def _look_for(self, run: LabRun) -> dict:
+        """The colour, marker and line style (plots.run_look) of ``run``'s settings: the look those
+        settings had before, unless a kept run of other settings has it now; else the first look in
+        run_look's order that none of the runs kept beside it has (so up to seven runs have seven colours)."""
         with self._lock:
-            index = self._styles.setdefault(repr(run.configs), len(self._styles))
-        return run_style(index)
+            taken = {self._styles[repr(other.configs)] for other in keep_runs(self.runs, run, self.max_runs)[0] if other is not run}
+            index = self._styles.get(repr(run.configs))
+            if index is None or index in taken:
+                index = self._styles[repr(run.configs)] = next(free for free in itertools.count() if free not in taken)
+        return run_look(index)
 
     # -- the view: figure, status line, progress bar, hints --
 
     def shown_runs(self) -> list[LabRun]:
-        """The runs on the plot, oldest first: the finished ones, then the current one."""
+        """The runs on the plot, oldest first: runs A and B when two are chosen in Runs; else the kept
+        runs not hidden, then the current one. A run on its way in is drawn among the runs it will
+        leave kept (keep_runs): the plot never holds more runs, nor two of one look, than it will keep."""
         with self._lock:
-            shown = list(self.runs)
-            if self.current is not None and self.current not in shown and self.current.status != "waiting":
-                shown.append(self.current)
-        return shown
+            pair = self.runs_panel.pair()
+            if pair is not None:
+                by_key = {run.key: run for run in self.runs}
+                return [by_key[key] for key in pair if key in by_key]
+            shown, current = list(self.runs), self.current
+            if current is not None and current not in shown and current.status != "waiting":
+                shown = keep_runs(shown, current, self.max_runs)[0] if current.status != "stopped" else [*shown, current]
+        return [run for run in shown if not run.hidden]
 
     def change_plot_view(self) -> None:
         """Draw the runs in the view the ``plot_view`` control names (a new figure: other panels, other type size)."""
@@ -462,40 +507,41 @@ class GRPOLab:
         """Redraw the figure into the Image and update the status line; returns the seconds it took."""
         started = time.perf_counter()
         shown = self.shown_runs()
+        pair = self.runs_panel.pair() is not None
         large = self.figure.panel_names != ALL_PANELS
-        if large:  # large type: the newest few runs, each named by what tells it apart
+        if large:  # large type: the newest few runs, each named by what tells it apart, no legend title
             shown = shown[-LARGE_VIEW_RUNS:]
-        configs = [run.config for run in shown]
-        label = short_run_label if large else run_label
+            configs = [run.config for run in shown]
+            labels, shared = [short_run_label(run.config, configs, run.num_seeds) for run in shown], ""
+        else:  # each run named by what sets it apart, what they share over the legend
+            labels, shared = compared_labels([run.config for run in shown], [run.num_seeds for run in shown])
+        compared = shown[-2:]  # in the histogram: A and B, or the newest two
         curves = [
             RunCurves(
                 run.key,
-                label(run.config, configs, run.num_seeds) + ("  (failed)" if run.status == "failed" else ""),
+                label + ("  (failed)" if run.status == "failed" else ""),
                 [list(history) for history in run.histories],
                 run.color,
-                faded=run is not shown[-1],
+                earlier=run is not shown[-1],
                 live=run.status in ("waiting", "running"),
                 marker=run.marker,
-                tag=f"run {run.number}" if run.number else "",
+                line_style=run.line_style,
+                tag=run.tag if run.number else "",
+                reward_offset=run.config.reward_offset,
+                reward_scale=run.config.reward_scale,
+                histogram=run in compared,
+                advantages=run.advantages if run in compared else None,
             )
-            for run in shown
+            for run, label in zip(shown, labels)
         ]
-        newest = shown[-1] if shown else None
+        title = ""
+        if len(shown) > 1 and not large:
+            title = f"comparing {shown[0].tag} (A) and {shown[1].tag} (B) alone" if pair else "newest last"
+            title += f"; unless named: {shared}" if shared else ""
         x_key = self.x_axis.value
         x_max = max((run.config.steps * (1 if x_key == "step" else run.config.samples_per_step) for run in shown), default=None)
-        advantages_title = ""
-        if newest is not None and newest.advantages is not None:
-            P, G = newest.advantages.shape
-            advantages_title = f"Advantages, step {newest.advantages_step} ({P} x {G})"
         with self._draw_lock:
-            self.figure.update(
-                curves,
-                x_key=x_key,
-                x_max=x_max,
-                advantages=newest.advantages if newest else None,
-                advantages_title=advantages_title,
-                histogram_color=newest.color if newest else None,
-            )
+            self.figure.update(curves, x_key=x_key, x_max=x_max, legend_title=title)
             png = self.figure.png()
         self.plot.value = png
         self._show_status(self.current)
@@ -514,6 +560,8 @@ class GRPOLab:
             words.append(f"{seed_part}step {step} of {run.config.steps}")
         elif run.status in ("finished", "failed", "stopped"):
             words.append(f"in {run.elapsed:.1f} s" + (f": {html.escape(run.message)}" if run.message and run.status != "finished" else ""))
+        if self.let_go and run.status in ("finished", "failed"):
+            words.append(html.escape(self.let_go))
         if run.repeats:
             words.append(
                 f"same settings and seed as run {run.repeats}, so the same curves again (CPU runs repeat exactly); "
@@ -532,7 +580,7 @@ class GRPOLab:
         self.progress.value = min(run.steps_done, total) if run.status != "finished" else total
         self.progress.bar_style = BAR_STYLES[run.status]
         notes = explain_run(run.config, run.histories[-1] if run.histories else [], run.status, run.message, crashed=bool(run.traceback))
-        notes = [f"Not used: {problem}" for problem in self.page_problems] + notes
+        notes = [f"Not used: {problem}" for problem in self.page_problems] + ([self.watch] if self.watch else []) + notes
         self.hints.value = "".join(f"<p style='margin:4px 0;max-width:1000px'>{NOTE_MARK} {html.escape(note)}</p>" for note in notes)
         if run.status in ("finished", "failed", "stopped") and run.number:
             self.summary.value = "<b>The plot in words:</b> " + html.escape(self._plot_summary(run))

@@ -43,9 +43,9 @@ EPSILON_KNOBS = ("std_eps", "std_scope", "eps_mode")
 LABEL_SKIPS = ("device", "eval_every", "probe_every")  # where the curves are measured, not what is trained
 
 
-def run_label(config: TrainConfig, compared: list[TrainConfig], num_seeds: int = 1) -> str:
-    """'G=8, zscore, ref=default, ε=1e-4', plus every other knob that is off its TrainConfig default
-    or differs among the ``compared`` configs (the seed only in the second case)."""
+def label_parts(config: TrainConfig, compared: list[TrainConfig], num_seeds: int = 1) -> dict[str, str]:
+    """What ``run_label`` names, knob by knob in its order: {'group_size': 'G=8', 'baseline': 'zscore',
+    ...}; the number of seeds, when more than one, under 'seeds'."""
     defaults = TrainConfig()
     ignored = () if config.baseline in EPSILON_BASELINES else EPSILON_KNOBS  # they change nothing: not named
     named = [name for name in LABEL_LEADS if name not in ignored]
@@ -56,11 +56,40 @@ def run_label(config: TrainConfig, compared: list[TrainConfig], num_seeds: int =
         off_default = f.name != "seed" and getattr(config, f.name) != getattr(defaults, f.name)
         if differs or off_default:
             named.append(f.name)
-    parts = [f"G={config.group_size}", config.baseline]
-    parts += [f"{SHORT_NAMES.get(name, name)}={knob_value_text(getattr(config, name))}" for name in named[2:]]
+    parts = {"group_size": f"G={config.group_size}", "baseline": config.baseline}
+    parts |= {name: f"{SHORT_NAMES.get(name, name)}={knob_value_text(getattr(config, name))}" for name in named[2:]}
     if num_seeds > 1:
-        parts.append(f"{num_seeds} seeds")
-    return ", ".join(parts)
+        parts["seeds"] = f"{num_seeds} seeds"
+    return parts
+
+
+def run_label(config: TrainConfig, compared: list[TrainConfig], num_seeds: int = 1) -> str:
+    """'G=8, zscore, ref=default, ε=1e-4', plus every other knob that is off its TrainConfig default
+    or differs among the ``compared`` configs (the seed only in the second case)."""
+    return ", ".join(label_parts(config, compared, num_seeds).values())
+
+
+def compared_labels(configs: list[TrainConfig], seeds: list[int]) -> tuple[list[str], str]:
+    """A legend's words for runs shown together (``configs`` and their numbers of ``seeds``): for each
+    run only what sets it apart, and in one line the settings it shares with the others unless named
+    ('G=8, zscore, ref=default, ε=1e-4'). A knob's shared value is the one most runs have, when two or
+    more have it; a knob whose values all differ is named in every run. One run: its ``run_label``, ''."""
+    if len(configs) == 1:
+        return [run_label(configs[0], configs, seeds[0])], ""
+    parts = [label_parts(config, configs, number) for config, number in zip(configs, seeds)]
+    knobs = list(dict.fromkeys(knob for part in parts for knob in part))  # in run_label's order
+    named: list[list[str]] = [[] for _ in configs]
+    shared = []
+    for knob in knobs:
+        texts = [part.get(knob) for part in parts]  # None where a run does not name it (ε of a mean-only run)
+        counts = {text: texts.count(text) for text in texts}
+        common = max(counts, key=counts.get) if max(counts.values()) > 1 else None
+        if common is not None:
+            shared.append(common)
+        for words, text in zip(named, texts):
+            if text is not None and text != common:
+                words.append(text)
+    return [", ".join(words) for words in named], ", ".join(shared)
 
 
 def short_run_label(config: TrainConfig, compared: list[TrainConfig], num_seeds: int = 1) -> str:
@@ -117,7 +146,7 @@ def explain_run(config: TrainConfig, history: list[dict], status: str, message: 
             f"PPO's critic is a second network the policy's size, trained {config.critic_epochs * config.critic_minibatches} "
             f"times a step ({config.critic_epochs} epochs x {config.critic_minibatches} minibatches): a step takes about five "
             "times as long as GRPO's (notebook 05 measures it), and on these 3-token answers the critic explains "
-            "little of the reward (notebook 05a §2b)."
+            "little of the reward (notebook 05a §3)."
         )
     if config.baseline == "none" and config.reward_offset != 0:
         direction = "up" if config.reward_offset > 0 else "down"

@@ -1,6 +1,7 @@
 """A run of the lab (``LabRun``: one config trained once per seed, its histories filling while it
-trains), how often a run measures itself (``lab_measure_every``), and torch's one-time costs paid
-ahead of the first run when training happens in the kernel's own process (``warm_up_torch``)."""
+trains), which finished runs the lab keeps (``keep_runs``: pinned ones always), how often a run
+measures itself (``lab_measure_every``), and torch's one-time costs paid ahead of the first run when
+training happens in the kernel's own process (``warm_up_torch``)."""
 
 from __future__ import annotations
 
@@ -16,7 +17,7 @@ from ..core.config import TrainConfig
 from ..trainer import TrainResult, train
 
 
-@dataclass
+@dataclass(eq=False)  # a run is itself: two runs of the same settings are two runs
 class LabRun:
     """One press of Run (or one change of a control): the same config trained once per seed.
 
@@ -28,12 +29,15 @@ class LabRun:
     configs: list[TrainConfig]
     key: int
     color: str = "#0072B2"
-    marker: str = "o"  # with the colour, the run's look on the plot: fixed per settings (plots.run_style)
+    marker: str = "o"  # with the colour and the line style, the run's look on the plot: fixed per settings (plots.run_look)
+    line_style: str | tuple = "-"
     number: int = 0  # 1, 2, ... in the order runs start training (superseded ones get none)
+    name: str = ""  # given by the user: shown instead of "run 3"
+    pinned: bool = False  # kept however many runs come after it (keep_runs)
+    hidden: bool = False  # kept, but not drawn
     histories: list[list[dict]] = field(default_factory=list)
     results: list[TrainResult] = field(default_factory=list)
     advantages: torch.Tensor | None = None
-    advantages_step: int = 0
     status: str = "waiting"
     message: str = ""
     stop_reason: str = ""
@@ -54,6 +58,11 @@ class LabRun:
         return self.histories[0] if self.histories else []
 
     @property
+    def tag(self) -> str:
+        """What the plot calls it: its name, else "run 3"."""
+        return self.name or f"run {self.number}"
+
+    @property
     def num_seeds(self) -> int:
         return len(self.configs)
 
@@ -66,7 +75,7 @@ class LabRun:
         self.version += 1
 
     def record_batch(self, batch: dict) -> None:  # train's on_batch
-        self.advantages, self.advantages_step = batch["advantages"], batch["step"]
+        self.advantages = batch["advantages"]
 
     def cancel(self, reason: str) -> None:
         self.stop_reason = self.stop_reason or reason
@@ -87,6 +96,20 @@ class LabRun:
             self.status = "finished"
         self.elapsed = time.perf_counter() - self.started
         self.version += 1
+
+
+def keep_runs(runs: list[LabRun], finished: LabRun, max_runs: int) -> tuple[list[LabRun], list[LabRun]]:
+    """The runs the lab keeps once ``finished`` ends (or will keep, once it ends), oldest first, and those
+    it lets go: ``finished`` replaces an earlier run of the same configs and seeds (CPU runs repeat exactly: one copy of the
+    same curves), taking over its name and pin; then the oldest unpinned runs go until
+    at most ``max_runs`` unpinned ones are left. Pinned runs are never let go."""
+    same = [run for run in runs if run.configs == finished.configs]
+    for earlier in same:
+        finished.name, finished.pinned = finished.name or earlier.name, finished.pinned or earlier.pinned
+    kept = [run for run in runs if run not in same] + [finished]
+    unpinned = [run for run in kept if not run.pinned]
+    dropped = unpinned[: max(len(unpinned) - max_runs, 0)]
+    return [run for run in kept if run not in dropped], dropped
 
 
 def lab_measure_every(steps: int) -> int:

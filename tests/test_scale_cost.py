@@ -1,0 +1,165 @@
+"""The scale cost model: published configurations it must land near, how its numbers move, and its errors."""
+
+from __future__ import annotations
+
+import html
+from dataclasses import replace
+
+import pytest
+
+from grpo_lab.course.scale_cost import ScaleSetup, compare_steps, cost_table, scale_cost_widget, step_cost, training_state_gb
+from grpo_lab.errors import ConfigError
+
+FACTOR = 3  # "the published order of magnitude": off by more than this (a 10x error certainly) fails
+
+
+def near(estimate: float, published: float) -> bool:
+    return published / FACTOR <= estimate <= published * FACTOR
+
+
+# -- published configurations -------------------------------------------------------------------------------
+
+
+def test_mixed_precision_adam_needs_what_zero_reports():
+    """ZeRO (arXiv 1910.02054 §3.1): a 1.5B-parameter GPT-2 needs at least 24 GB for its model states;
+    the same 16 bytes a parameter make a 7B critic about 112 GB before activations."""
+    assert near(training_state_gb(1.5), 24)
+    costs = compare_steps(ScaleSetup(model_b=7, gpus=16))
+    assert near(costs["PPO"].resident_gb - costs["GRPO"].resident_gb, 112)
+
+
+@pytest.mark.parametrize(
+    ("model_b", "published_gpus"),
+    [(7.6, 2), (14.7, 4), (72, 32)],  # Qwen2-7B, Qwen2.5-Coder-14B, Qwen2-72B
+)
+def test_grpo_needs_about_the_gpus_verl_lists(model_b, published_gpus):
+    """verl's "Hardware Resource Needed for RL" (docs/perf/device_tuning.rst, 06/2025): full-parameter GRPO at its
+    minimum on 80 GB H800s: 7B on 2, 14B on 4, 70B on 32 (with CPU offload; this model keeps everything on the
+    GPUs). The setup is verl's 14B script's: 1024 prompts of 1024 tokens, 5 answers of 1024 tokens."""
+    setup = ScaleSetup(model_b=model_b, prompt_tokens=1024, answer_tokens=1024, group_size=5, prompts_per_step=1024, gpus=64)
+    assert near(step_cost(setup, "GRPO").min_gpus, published_gpus)
+
+
+def test_generation_takes_most_of_a_long_answer_step_as_openrlhf_reports():
+    """OpenRLHF's README: about 80% of RLHF training time goes to generating samples (setup not given). With
+    reasoning-length answers this lower bound on generation (no long tail) is within a factor of 2 of it."""
+    cost = step_cost(ScaleSetup(model_b=7, answer_tokens=16384), "GRPO")
+    assert 0.4 <= cost.generation_share <= 1
+
+
+# -- behaviour ------------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("critic_b", [1.5, 7, 32])
+def test_removing_the_critic_saves_its_training_state(critic_b):
+    costs = compare_steps(ScaleSetup(model_b=7, critic_b=critic_b, gpus=32))
+    assert costs["PPO"].resident_gb - costs["GRPO"].resident_gb == pytest.approx(training_state_gb(critic_b))
+    assert costs["PPO"].step_seconds > costs["GRPO"].step_seconds
+    assert costs["GRPO"].seconds["critic"] == 0
+
+
+@pytest.mark.parametrize("model_b", [7, 32])
+def test_ppo_needs_more_gpus_than_grpo(model_b):
+    costs = compare_steps(ScaleSetup(model_b=model_b))
+    assert costs["PPO"].min_gpus > costs["GRPO"].min_gpus
+
+
+@pytest.mark.parametrize("method", ["PPO", "GRPO"])
+def test_longer_answers_take_longer_and_generation_takes_a_growing_share(method):
+    costs = [step_cost(ScaleSetup(answer_tokens=tokens), method) for tokens in (128, 512, 2048, 8192, 32768)]
+    times = [cost.step_seconds for cost in costs]
+    shares = [cost.generation_share for cost in costs]
+    assert times == sorted(times) and len(set(times)) == len(times)
+    assert shares == sorted(shares) and shares[-1] > 2 * shares[0]
+
+
+def test_each_decoding_step_reads_a_longer_kv_cache_as_answers_grow():
+    short, long = (step_cost(ScaleSetup(answer_tokens=tokens), "GRPO") for tokens in (2048, 8192))
+    assert short.waves == long.waves == 1
+    assert long.seconds["generation"] / 8192 > 1.3 * short.seconds["generation"] / 2048
+
+
+def test_the_critics_memory_leaves_less_room_for_the_kv_cache():
+    """On a tight cluster PPO's resident critic shrinks the KV cache, so generation needs more rounds."""
+    costs = compare_steps(ScaleSetup(model_b=7, gpus=4, prompts_per_step=256, answer_tokens=4096))
+    assert costs["PPO"].waves > costs["GRPO"].waves
+    assert costs["PPO"].seconds["generation"] > costs["GRPO"].seconds["generation"]
+
+
+def test_critic_epochs_cost_time_and_extra_adam_steps_little():
+    """Each epoch re-reads every token; an extra minibatch is one more optimizer step over the weights."""
+    base = ScaleSetup(model_b=7)
+    ppo = step_cost(base, "PPO").step_seconds
+    assert step_cost(replace(base, critic_epochs=4), "PPO").step_seconds > 1.5 * ppo
+    assert step_cost(replace(base, critic_minibatches=16), "PPO").step_seconds < 1.05 * ppo
+    assert step_cost(replace(base, critic_epochs=4), "GRPO").step_seconds == step_cost(base, "GRPO").step_seconds
+
+
+@pytest.mark.parametrize("colocated", [True, False])
+@pytest.mark.parametrize("method", ["PPO", "GRPO"])
+@pytest.mark.parametrize("model_b", [0.5, 7, 32, 72])
+def test_the_fewest_gpus_that_fit_is_exact(model_b, method, colocated):
+    setup = ScaleSetup(model_b=model_b, colocated=colocated, gpus=2)
+    fewest = step_cost(setup, method).min_gpus
+    assert step_cost(replace(setup, gpus=max(fewest, 2)), method).fits
+    if fewest > 2:
+        assert not step_cost(replace(setup, gpus=fewest - 1), method).fits
+        assert step_cost(replace(setup, gpus=fewest - 1), method).seconds == {}
+
+
+def test_more_gpus_lower_the_memory_per_gpu_and_the_step_time():
+    small, large = (step_cost(ScaleSetup(model_b=32, gpus=gpus), "PPO") for gpus in (32, 64))
+    assert large.per_gpu_gb < small.per_gpu_gb and large.step_seconds < small.step_seconds
+
+
+def test_a_critic_apart_leaves_grpo_alone_and_moves_ppos_time_from_the_critic_to_generation():
+    together, apart = (compare_steps(ScaleSetup(model_b=32, gpus=32, colocated=colocated)) for colocated in (True, False))
+    assert apart["GRPO"].seconds == together["GRPO"].seconds
+    assert apart["PPO"].seconds["critic"] < together["PPO"].seconds["critic"]
+    assert apart["PPO"].seconds["generation"] > together["PPO"].seconds["generation"]  # the critic's GPUs wait
+
+
+def test_the_widget_redraws_the_table_when_a_slider_moves():
+    widget = scale_cost_widget()
+    *controls, table = widget.children
+    assert "PPO" in table.value and "GRPO" in table.value
+    before = table.value
+    controls[0].value = 32  # the model size
+    assert table.value != before
+    assert html.escape(cost_table(ScaleSetup(model_b=32))) in table.value
+
+
+# -- bad input ------------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("knob", "value"),
+    [
+        ("model_b", 100),
+        ("model_b", 0.1),
+        ("model_b", float("nan")),
+        ("model_b", True),
+        ("critic_b", 0.0),
+        ("reward_model_b", 0.2),
+        ("answer_tokens", 0),
+        ("group_size", 1.5),
+        ("prompts_per_step", -4),
+        ("critic_epochs", 0),
+        ("gpus", 0),
+        ("gpu", "V100"),
+        ("colocated", "no"),
+    ],
+)
+def test_a_bad_knob_is_one_line_naming_it_and_its_value(knob, value):
+    with pytest.raises(ConfigError) as caught:
+        step_cost(replace(ScaleSetup(), **{knob: value}), "PPO")
+    assert caught.value.knob == knob
+    message = str(caught.value)
+    assert "\n" not in message and message.startswith(f"{knob}={value!r} is not valid: ")
+
+
+def test_a_critic_apart_needs_two_gpus_and_the_method_must_be_known():
+    with pytest.raises(ConfigError, match=r"^gpus=1 "):
+        step_cost(ScaleSetup(gpus=1, colocated=False), "PPO")
+    with pytest.raises(ConfigError, match=r"^method='DPO' "):
+        step_cost(ScaleSetup(), "DPO")
