@@ -34,6 +34,14 @@ from grpo_lab.experiments.stats import format_mean_std
 QUOTED_BY_THE_ANSWER = {name for name, regime in answer_runs() if regime == "gentle"} | {"grpo-vs-ppo"}
 
 
+def test_every_result_the_answer_quotes_rests_on_at_least_eight_seeds():
+    """issue 37: the course's answer (05c, the drill's answers, README) quotes only results of 8 seeds or more, in
+    whatever regime it quotes them."""
+    for name, regime in {*answer_runs(), ("grpo-vs-ppo", "gentle")}:
+        result = load_result(name, regime=regime)
+        assert result["seeds"] >= 8 and all(len(cell["per_seed"]) >= 8 for cell in result["cells"]), (name, regime)
+
+
 @pytest.fixture(scope="module")
 def cached() -> dict:
     return {name: load_result(name) for name in EXPERIMENTS}

@@ -174,3 +174,10 @@ def test_the_rules_version_changes_with_any_rule_file(tmp_path, monkeypatch):
     assert runner.rules_version() == before
     (tmp_path / "experiments" / "figures.py").write_text("# not rule code\n")
     assert runner.rules_version() == before
+
+
+def test_the_results_readme_names_the_rule_code_the_results_are_judged_by():
+    """data/results/README.md, "Rules before data", names the digest of today's rule code: a change of a rule
+    fails here until the README says which rules judge the results (and the commit that holds them)."""
+    text = (RESULTS_DIR / "README.md").read_text()
+    assert f"**{rules_version()}**" in text
