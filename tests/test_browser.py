@@ -298,10 +298,12 @@ def test_voila_keeps_a_pinned_run_among_seven_and_exports_the_plot_and_runs(tmp_
         for run in range(2, 9):  # the pinned run, then seven more: one more than the six the lab keeps besides it
             page.locator(".grpo-new-seed").click()
             page.wait_for_function(f"() => ({LAST_FINISHED_RUN})() >= {run}", timeout=RUN_SECONDS)
+        # "Finished run 8" can show a moment before the run's end updates the Runs tab and the status line
+        page.wait_for_function("() => document.querySelectorAll('.grpo-run-row').length === 7", timeout=10_000)
         rows = page.locator(".grpo-run-row")
         assert rows.count() == 7 and rows.first.inner_text().startswith("● run 1")
         assert page.locator(".grpo-run-pin input").first.is_checked()
-        assert "run 2 left the plot" in page.locator(".grpo-status").text_content()
+        page.wait_for_function("() => document.querySelector('.grpo-status').textContent.includes('run 2 left the plot')", timeout=10_000)
         page.evaluate("() => window.scrollTo(0, 0)")
         ARTIFACTS.mkdir(parents=True, exist_ok=True)
         page.screenshot(path=str(ARTIFACTS / "voila_seven_runs_1280x720.png"))
