@@ -1,4 +1,4 @@
-"""The nine named experiments: what each varies (its grid of cells) in full and in --fast mode.
+"""The ten named experiments: what each varies (its grid of cells) in full and in --fast mode.
 
 A cell is ``{"id", "label", "axes", "config"}``: ``id`` is its stable short name, distinct within its
 experiment, what result files, claims, figures, the course and the tests key on; ``label`` is its
@@ -339,6 +339,8 @@ def grpo_vs_ppo_grid(fast: bool) -> list[dict]:
             {"baseline": "critic", **PPO_SHAPE, "policy_minibatches": VERL_MINIBATCHES, "critic_schedule": "policy"},
         ),
         "grpo-reuse": (f"GRPO (zscore, G=8, 16 prompts), {REUSE_WORDS}", REUSE),
+        # the control of the largest gap: PPO's batch and reuse with no critic (is it the critic, or the reuse?)
+        "ema-reuse": (f"EMA baseline, no critic, {REUSE_WORDS} (G=1, 128 prompts)", {"baseline": "ema", **PPO_SHAPE, **REUSE}),
         # an unbiased V: the best a value baseline could give
         "mc-value": (f"Monte-Carlo value (VinePPO), {REUSE_WORDS} (G=1, 128 prompts)", {"baseline": "mc_value", **PPO_SHAPE, **REUSE}),
     }
@@ -380,7 +382,46 @@ def grpo_vs_ppo_derive(cells: list[dict]) -> dict:
     return derived
 
 
-# --- 8. critic-fit ---------------------------------------------------------------------------------------
+# --- 8. batch-shape --------------------------------------------------------------------------------------
+
+BATCH_RESPONSES = 128  # responses per step in every cell: prompts x G
+SHAPE_PROMPTS = (16, 32, 64, 128)  # prompts per step; G = BATCH_RESPONSES / prompts
+SHAPE_BASELINES = ("ema", "mean", "zscore", "rloo", "critic", "mc_value")
+MC_VALUE_PROMPTS = (16, 128)  # the Monte-Carlo value costs 4 rollouts per answer prefix: measured at the two ends only
+SHAPE_REUSE = {"once": ("one pass", {}), "reuse": (REUSE_WORDS, REUSE)}
+
+
+def batch_shape_grid(fast: bool) -> list[dict]:
+    """Every baseline at every batch shape of BATCH_RESPONSES responses a step, trained on once and with PPO's reuse:
+    which matters, the baseline or how the responses are spread over prompts? A group baseline needs G >= 2.
+    A cell sets only the knobs that differ from TrainConfig's defaults, so a cell that is also a grpo-vs-ppo cell has
+    the same config and ``sweep all`` runs it once (runner.run_experiment's ``done``)."""
+    steps = 20 if fast else 150
+    prompts = (16, 128) if fast else SHAPE_PROMPTS
+    baselines = ("ema", "zscore", "critic") if fast else SHAPE_BASELINES
+    defaults = TrainConfig()
+    cells = []
+    for reuse, (reuse_words, reuse_overrides) in SHAPE_REUSE.items():
+        for baseline in baselines:
+            for P in prompts:
+                G = BATCH_RESPONSES // P
+                if (G < 2 and baseline in ("mean", "zscore", "rloo")) or (baseline == "mc_value" and P not in MC_VALUE_PROMPTS):
+                    continue
+                overrides = {"baseline": baseline, "group_size": G, "prompts_per_step": P, **reuse_overrides}
+                overrides = {knob: value for knob, value in overrides.items() if getattr(defaults, knob) != value}
+                cells.append(
+                    cell(
+                        f"{baseline.replace('_', '-')}-p{P}-{reuse}",
+                        f"{baseline}, {P} prompts x G={G}, {reuse_words}",
+                        {"baseline": baseline, "prompts_per_step": P, "group_size": G, "reuse": reuse},
+                        train=training(steps, eval_every=5, **overrides),
+                        target=TARGET_ACCURACY,
+                    )
+                )
+    return cells
+
+
+# --- 9. critic-fit ---------------------------------------------------------------------------------------
 
 CRITIC_GROUP_SIZES = (2, 4, 8, 16, 32, 64)
 CRITIC_LRS = (1e-4, 3e-4, 1e-3, 3e-3)
@@ -415,7 +456,7 @@ def critic_fit_grid(fast: bool) -> list[dict]:
     return cells
 
 
-# --- 9. difficulty-bias ----------------------------------------------------------------------------------
+# --- 10. difficulty-bias ----------------------------------------------------------------------------------
 
 
 def difficulty_grid(fast: bool) -> list[dict]:
@@ -470,6 +511,11 @@ EXPERIMENTS: dict[str, Experiment] = {
             "GRPO against PPO's critic at equal samples, equal wall time and a cost per response",
             grpo_vs_ppo_grid,
             derive=grpo_vs_ppo_derive,
+        ),
+        Experiment(
+            "batch-shape",
+            "each baseline at 16, 32, 64 and 128 prompts per step (128 responses a step), trained on once and reused 4 x 4",
+            batch_shape_grid,
         ),
         Experiment(
             "critic-fit",

@@ -117,27 +117,37 @@ def tradeoff_crossover(r: dict) -> Finding:
 
 
 def critic_without_groups(r: dict) -> Finding:
-    """Deciding: PPO at G=1 against GRPO at G=8 in late accuracy. Holds when PPO learns (ends more than 5 points above
-    the start) and is not lower; partly when it learns; else fails. PPO against the critic-free EMA control: auxiliary."""
+    """ "The critic's advantage is that every response gets a baseline without groups". Deciding, in order: PPO at G=1
+    against GRPO at G=8 in late accuracy, then PPO against the critic-free control on PPO's own batch (an EMA baseline,
+    G=1 x 128 prompts) in late accuracy, trained on once and with PPO's reuse (REUSE_WORDS). Holds when PPO learns (ends
+    more than 5 points above the start, means), is not below GRPO, and is above the control in at least one of the two
+    (the advantage is the critic's, not any baseline's); partly when it learns; else fails. Auxiliary: what reusing each
+    batch gains with the critic and without it."""
     name = "grpo-vs-ppo"
     ppo, grpo, ema = (cell_summary(r, name, c, ACC) for c in ("ppo", "grpo", "ema"))
+    ppo_reuse, ema_reuse = (cell_summary(r, name, c, ACC) for c in ("ppo-reuse", "ema-reuse"))
     start = cell_summary(r, name, "ppo", "initial_eval_accuracy")
     ev = cell_summary(r, name, "ppo", "late_explained_variance")
     learns = ppo["mean"] is not None and ppo["mean"] > start["mean"] + 0.05
     weak_critic = ev["mean"] is not None and ev["mean"] < 0.1
     against_grpo = versus(ppo, grpo, "PPO (G=1) vs GRPO (G=8)", ACC, SMALL_EFFECT)
-    against_ema = versus(ppo, ema, "PPO vs EMA control (G=1)", ACC, SMALL_EFFECT)
+    against_ema = versus(ppo, ema, "PPO vs EMA control (G=1 x 128), one pass", ACC, SMALL_EFFECT)
+    against_ema_reuse = versus(ppo_reuse, ema_reuse, f"PPO vs EMA control (G=1 x 128), {REUSE_WORDS}", ACC, SMALL_EFFECT)
+    reuse_gain = (
+        versus(ppo_reuse, ppo, "reuse gain with the critic: reused vs one pass", ACC, SMALL_EFFECT),
+        versus(ema_reuse, ema, "reuse gain without a critic: reused vs one pass", ACC, SMALL_EFFECT),
+    )
     evidence = (
         f"late accuracy: PPO with G=1 {fmt(ppo)}, GRPO G=8 {fmt(grpo)} (start {start['mean']:.3g}); the control without a critic, "
         f"an EMA baseline at G=1 x 128 prompts: {fmt(ema)}; the critic's explained variance on each fresh batch, late in training: {fmt(ev)}; "
-        f"PPO as practitioners run it ({REUSE_WORDS}): late accuracy {fmt(cell_summary(r, name, 'ppo-reuse', ACC))}, "
-        f"share of tokens clipped {fmt(cell_summary(r, name, 'ppo-reuse', 'mean_clip_ratio'))}, its critic's held-out explained variance "
-        f"{fmt(cell_summary(r, name, 'ppo-reuse', 'late_heldout_explained_variance'))}"
+        f"each batch reused ({REUSE_WORDS}), same batch shape: PPO {fmt(ppo_reuse)} vs the EMA control {fmt(ema_reuse)}; "
+        f"the reused PPO's share of tokens clipped {fmt(cell_summary(r, name, 'ppo-reuse', 'mean_clip_ratio'))}, its critic's held-out "
+        f"explained variance {fmt(cell_summary(r, name, 'ppo-reuse', 'late_heldout_explained_variance'))}"
     )
 
-    def judge(grpo_dir: str) -> tuple[str, str]:
-        verdict = HOLDS if learns and grpo_dir != "lower" else PARTLY if learns else FAILS
-        ema_dir = against_ema.direction()
+    def judge(grpo_dir: str, ema_dir: str, ema_reuse_dir: str) -> tuple[str, str]:
+        critic_adds = "higher" in (ema_dir, ema_reuse_dir)
+        verdict = HOLDS if learns and grpo_dir != "lower" and critic_adds else PARTLY if learns else FAILS
         explanation = (
             f"With one response per prompt the critic still gives every response a baseline, and learning "
             f"{'works' if learns else 'does not work'} ({worded(grpo_dir, 'better than', 'worse than', 'within noise of')} GRPO at "
@@ -149,12 +159,18 @@ def critic_without_groups(r: dict) -> Finding:
                 if weak_critic
                 else "Its value estimates explain part of the return's variance. "
             )
-            + f"The critic-free control (a moving-average baseline at G=1) ends {worded(ema_dir, 'below', 'above', 'within noise of')} PPO"
-            + (", so the critic's values add something beyond a global baseline." if ema_dir == "higher" else ".")
+            + f"On PPO's own batch, the critic-free control (a moving-average baseline at G=1) ends {worded(ema_dir, 'below', 'above', 'within noise of')} "
+            f"PPO when each batch is used once, and {worded(ema_reuse_dir, 'below', 'above', 'within noise of')} it when each batch is reused "
+            f"({REUSE_WORDS}): "
+            + (
+                "the critic's values add something beyond a global baseline."
+                if critic_adds
+                else "what works at G=1 is a baseline over a batch of different prompts, not the critic's values."
+            )
         )
         return verdict, explanation
 
-    return Finding(evidence, judge, (against_grpo,), (against_ema,))
+    return Finding(evidence, judge, (against_grpo, against_ema, against_ema_reuse), reuse_gain)
 
 
 def grpo_stability(r: dict) -> Finding:
@@ -214,18 +230,28 @@ def group_baseline_in_ppo(r: dict) -> Finding:
     return Finding(evidence, judge, (same_batches,), (bias,))
 
 
+# The critic against a learner without one on the same batches and the same reuse: (critic cell, critic-free cell, words)
+MATCHED_PAIRS = (
+    ("ppo-reuse", "ema-reuse", f"G=1 x 128 prompts, {REUSE_WORDS}: PPO vs EMA control"),
+    ("ppo", "ema", "G=1 x 128 prompts, one pass: PPO vs EMA control"),
+    ("ppo-g8", "grpo", "G=8 x 16 prompts, one pass: PPO vs GRPO"),
+)
+
+
 def long_text_ppo(r: dict) -> Finding:
     """The card's 'long text: PPO with a critic is irreplaceable', on the long-answer regime's 6-7 token answers.
-    Deciding, in order: PPO against GRPO at equal responses per step (128), reused as practitioners run it and then
-    without reuse, each in late accuracy and in the area under the accuracy curve. Holds when PPO is higher in all four,
-    partly in some, else fails."""
+    Deciding, in order: the critic against a learner without one that shares its batch shape and its reuse
+    (MATCHED_PAIRS: PPO against the EMA control at G=1 x 128, reused and once, and PPO against GRPO at G=8 x 16), each in
+    late accuracy and in the area under the accuracy curve. A comparison across batch shapes (GRPO's 16 prompts against
+    PPO's 128) would measure the shape as much as the critic, so none decides. Holds when the critic is higher in all
+    six, partly in some, else fails."""
     name = "grpo-vs-ppo"
     parts, deciding = [], []
-    for ppo_id, grpo_id in (("ppo-reuse", "grpo-reuse"), ("ppo", "grpo")):
-        for metric, words in ((ACC, "late accuracy"), ("eval_accuracy_auc", "accuracy AUC")):
-            ppo, grpo = cell_summary(r, name, ppo_id, metric), cell_summary(r, name, grpo_id, metric)
-            deciding.append(versus(ppo, grpo, f"{ppo_id} vs {grpo_id}, {words}", metric, SMALL_EFFECT))
-            parts.append(f"{words}: {cell_label(name, ppo_id)} {fmt(ppo)} vs {cell_label(name, grpo_id)} {fmt(grpo)}")
+    for critic_id, free_id, words in MATCHED_PAIRS:
+        for metric, metric_words in ((ACC, "late accuracy"), ("eval_accuracy_auc", "accuracy AUC")):
+            critic, free = cell_summary(r, name, critic_id, metric), cell_summary(r, name, free_id, metric)
+            deciding.append(versus(critic, free, f"{words}, {metric_words}", metric, SMALL_EFFECT))
+            parts.append(f"{metric_words}: {cell_label(name, critic_id)} {fmt(critic)} vs {cell_label(name, free_id)} {fmt(free)}")
     parts.append(
         f"the reused critic's held-out explained variance late in training {fmt(cell_summary(r, name, 'ppo-reuse', 'late_heldout_explained_variance'))}"
     )
@@ -235,10 +261,10 @@ def long_text_ppo(r: dict) -> Finding:
         explanation = (
             "Answers here are 6-7 tokens (5-digit sums), twice the gentle regime's, so a per-token value has more to say. "
             + {
-                HOLDS: "PPO with a critic beats GRPO on every yardstick: the card's claim holds at this length.",
-                PARTLY: "PPO with a critic beats GRPO on some yardsticks, not all.",
-                FAILS: "PPO with a critic does not beat GRPO: "
-                + ("GRPO is ahead on some yardstick." if "lower" in directions else "no difference beyond noise."),
+                HOLDS: "On the same batches with the same reuse, PPO with a critic beats every learner without one: the card's claim holds at this length.",
+                PARTLY: "On the same batches with the same reuse, PPO with a critic beats a learner without one on some yardsticks, not all.",
+                FAILS: "On the same batches with the same reuse, PPO with a critic does not beat a learner without one: "
+                + ("the learner without a critic is ahead on some yardstick." if "lower" in directions else "no difference beyond noise."),
             }[verdict]
             + " One exact reward at the end of a 7-token answer is still far from dialogue: 'irreplaceable' is not tested at that scale."
         )

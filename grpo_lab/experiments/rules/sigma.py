@@ -102,9 +102,15 @@ def epsilon_fixes(r: dict) -> Finding:
     return Finding(evidence, judge, (), (cost,))
 
 
+DROPPED = "frac_all_right_or_wrong"  # the share of groups DAPO's filter drops (every answer right, or every one wrong)
+
+
 def dapo_cells(r: dict, variant: str) -> list[tuple[str, dict, dict]]:
     """(setting, plain cell's summaries, variant cell's summaries) for each reward setting of DAPO_SETTINGS the result has
-    (the weak-reference cells only in results made since they were added); summaries by metric name."""
+    (the weak-reference cells only in results made since they were added) in which the filter can fire: the plain run
+    had groups with every answer right or every one wrong (DROPPED above 0 in some seed). A setting where it never fired
+    would compare a run with itself. Summaries by metric name. A result made before DROPPED was recorded (or before the
+    filter judged correctness rather than equal rewards) has no setting it can vouch for: none."""
     name, rows = "sigma-to-zero", []
     for setting, prefix in DAPO_SETTINGS:
         plain, treated = f"{prefix}-eps0.0001-add", f"{prefix}-{variant}"
@@ -112,24 +118,23 @@ def dapo_cells(r: dict, variant: str) -> list[tuple[str, dict, dict]]:
             result_cell(r[name], plain), result_cell(r[name], treated)
         except KeyError:  # a result made before these cells were added (an id the catalog lacks raises UnknownCellError, no KeyError)
             continue
-        rows.append(
-            (
-                setting,
-                {m: cell_summary(r, name, plain, m) for m in (ACC, "frac_reward_zero_std", "samples")},
-                {m: cell_summary(r, name, treated, m) for m in (ACC, "samples")},
-            )
-        )
+        plain_summary = {m: cell_summary(r, name, plain, m) for m in (ACC, "frac_reward_zero_std", DROPPED, "samples")}
+        if not any((value or 0) > 0 for value in plain_summary[DROPPED].get("values") or []):
+            continue
+        rows.append((setting, plain_summary, {m: cell_summary(r, name, treated, m) for m in (ACC, "samples")}))
     return rows
 
 
 def dapo_filter(r: dict) -> Finding:
-    """Deciding: per reward setting (DAPO_SETTINGS' order, those the result has), late accuracy with all-equal groups dropped
-    (no refill) against the plain run; holds when higher in any setting, fails otherwise."""
+    """Deciding: per reward setting (DAPO_SETTINGS' order, those the result has where the filter can fire: dapo_cells),
+    late accuracy with groups all right or all wrong dropped (no refill) against the plain run; holds when higher in any
+    setting, fails otherwise."""
     rows = dapo_cells(r, "filter")
     if not rows:
-        return untested("the result has no filter cells: `python -m grpo_lab sweep sigma-to-zero`")
+        return untested(f"the result has no filter cells in which the filter can fire ({DROPPED} > 0): `python -m grpo_lab sweep sigma-to-zero`")
     deciding = tuple(
-        versus(treated[ACC], plain[ACC], f"{setting}: all-equal groups dropped vs kept", ACC, SMALL_EFFECT) for setting, plain, treated in rows
+        versus(treated[ACC], plain[ACC], f"{setting}: all-right-or-wrong groups dropped vs kept", ACC, SMALL_EFFECT)
+        for setting, plain, treated in rows
     )
     evidence = "; ".join(
         f"{setting}: zero-std groups {fmt(plain['frac_reward_zero_std'], percent=True)}, late accuracy {fmt(plain[ACC])} "
@@ -140,10 +145,11 @@ def dapo_filter(r: dict) -> Finding:
     def judge(*directions: str) -> tuple[str, str]:
         verdict = HOLDS if "higher" in directions else FAILS
         explanation = (
-            "This row tests the filter alone: groups whose rewards are all equal are dropped and the batch is NOT refilled, so a "
-            "step trains on fewer groups. With eps > 0 their z-scored advantage is already 0, so dropping them only changes the "
-            "loss's normaliser (the other groups weigh more); with a noisy reward model no group is exactly tied, so the filter "
-            "finds nothing. DAPO itself refills the batch: the next row."
+            "This row tests the filter alone: groups whose answers are all right or all wrong are dropped (DAPO's rule) and the "
+            "batch is NOT refilled, so a step trains on fewer groups. With exact rewards and eps > 0 their z-scored advantage is "
+            "already 0, so dropping them only changes the loss's normaliser (the other groups weigh more); with noisy or partial "
+            "rewards such a group's rewards still differ, and dropping it removes advantages that are noise. DAPO itself refills "
+            "the batch: the next row."
         )
         return verdict, explanation
 
@@ -152,11 +158,13 @@ def dapo_filter(r: dict) -> Finding:
 
 def dapo_refill(r: dict) -> Finding:
     """Deciding: per reward setting (DAPO_SETTINGS' order, those the result has), late accuracy with dynamic sampling
-    (tied groups replaced by further draws) against the plain run at the same steps; holds when higher in some setting
+    (groups all right or all wrong replaced by further draws) against the plain run at the same steps; holds when higher in some setting
     and lower in none, partly when higher in some and lower in others, fails when higher in none."""
     rows = dapo_cells(r, "refill")
     if not rows:
-        return untested("the result has no dynamic-sampling cells: `python -m grpo_lab sweep sigma-to-zero`")
+        return untested(
+            f"the result has no dynamic-sampling cells in which the filter can fire ({DROPPED} > 0): `python -m grpo_lab sweep sigma-to-zero`"
+        )
     cells = r["sigma-to-zero"]["cells"]
     steps = cells[0]["config"]["train"]["steps"]
     draws = next(c["config"]["train"].get("dynamic_sampling_batches") for c in cells if c["axes"].get("filter") == "refill")
@@ -175,13 +183,13 @@ def dapo_refill(r: dict) -> Finding:
         worse = [setting for setting, direction in zip(settings, directions) if direction == "lower"]
         verdict = HOLDS if better and not worse else PARTLY if better else FAILS
         explanation = (
-            f"DAPO's dynamic sampling as DAPO does it: tied groups are replaced by groups from further draws of prompts (at most "
+            f"DAPO's dynamic sampling as DAPO does it: groups all right or all wrong are replaced by groups from further draws of prompts (at most "
             f"{draws} extra draws of a batch's prompts per step), so a step trains on a full batch of groups with a signal whenever "
             f"the draws find enough. At the same number of steps ({steps}) it ends "
             + (f"higher for {', '.join(better)}" if better else "no higher in any setting")
             + (f" and lower for {', '.join(worse)}" if worse else "")
             + ". It pays for that in samples (the ratio above): per response sampled it is a different trade. The more groups "
-            "are tied (a weak policy, or a strong one near the end of training), the more it has to refill."
+            "are all right or all wrong (a weak policy, or a strong one near the end of training), the more it has to refill."
         )
         return verdict, explanation
 
