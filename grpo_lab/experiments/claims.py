@@ -443,4 +443,12 @@ CLAIMS: list[Claim] = [
         None,
         "an analogy, not a measurable claim",
     ),
+    Claim(
+        "shape-not-critic",
+        "the course's answer (05c)",
+        "—",
+        "At equal responses per step, how they are spread over prompts matters more than whether the baseline is a critic.",
+        ("batch-shape",),
+        critic.shape_not_critic,
+    ),
 ]

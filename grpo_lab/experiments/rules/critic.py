@@ -6,7 +6,7 @@ from __future__ import annotations
 import math
 
 from ...task import Task
-from ..catalog import REUSE_WORDS, TARGET_ACCURACY, cell_label, result_cell
+from ..catalog import BATCH_RESPONSES, REUSE_WORDS, SHAPE_PROMPTS, SHAPE_REUSE, TARGET_ACCURACY, cell_label, result_cell
 from ..findings import ACC, FAILS, HOLDS, PARTLY, SMALL_EFFECT, UNTESTED, Finding, cell_summary, fmt, versus, worded
 from ..stats import Comparison
 
@@ -469,3 +469,54 @@ def faster_than_ppo(r: dict) -> Finding:
         return verdict, explanation
 
     return Finding("; ".join(parts), judge, tuple(deciding))
+
+
+def shape_not_critic(r: dict) -> Finding:
+    """The course's own answer (05c): at equal responses per step, how they are spread over prompts matters more than
+    whether the baseline is a learned critic. On the batch-shape grid, for each reuse setting (SHAPE_REUSE), deciding in
+    order: the shape effect, the most prompts against the fewest (128 x 1 against 16 x 8) for the critic and for the
+    critic-free EMA baseline, then the critic effect, the critic against the EMA baseline at 16 prompts and at 128 (the
+    same batches, the same reuse), all in late accuracy. Holds when no critic comparison is higher and some shape
+    comparison differs beyond noise; fails when some critic comparison is higher and no shape comparison differs;
+    partly otherwise. Auxiliary: the critic against the best group baseline (z-score) at 16 prompts."""
+    name = "batch-shape"
+    few, many = min(SHAPE_PROMPTS), max(SHAPE_PROMPTS)
+    shape, critic_effect, parts = [], [], []
+    for reuse, (words, _) in SHAPE_REUSE.items():
+        acc = {(b, P): cell_summary(r, name, f"{b}-p{P}-{reuse}", ACC) for b in ("critic", "ema") for P in (few, many)}
+        for b in ("critic", "ema"):
+            shape.append(
+                versus(acc[(b, many)], acc[(b, few)], f"{words}, {b}: {many} prompts x 1 vs {few} x {BATCH_RESPONSES // few}", ACC, SMALL_EFFECT)
+            )
+        for P in (few, many):
+            critic_effect.append(versus(acc[("critic", P)], acc[("ema", P)], f"{words}, {P} prompts: critic vs EMA", ACC, SMALL_EFFECT))
+        parts.append(
+            f"{words}, late accuracy: critic {fmt(acc[('critic', few)])} at {few} prompts, {fmt(acc[('critic', many)])} at {many}; "
+            f"EMA baseline {fmt(acc[('ema', few)])} at {few}, {fmt(acc[('ema', many)])} at {many}"
+        )
+    zscore = versus(
+        cell_summary(r, name, f"critic-p{few}-once", ACC),
+        cell_summary(r, name, f"zscore-p{few}-once", ACC),
+        f"one pass, {few} prompts: critic vs z-score",
+        ACC,
+        SMALL_EFFECT,
+    )
+
+    def judge(*directions: str) -> tuple[str, str]:
+        shape_dirs, critic_dirs = directions[: len(shape)], directions[len(shape) :]
+        shape_matters, critic_wins = any(d != "same" for d in shape_dirs), "higher" in critic_dirs
+        verdict = HOLDS if shape_matters and not critic_wins else FAILS if critic_wins and not shape_matters else PARTLY
+        explanation = (
+            f"At {BATCH_RESPONSES} responses a step, spreading them over more prompts "
+            + ("changes late accuracy beyond noise" if shape_matters else "changes late accuracy by no more than noise")
+            + ", and the learned critic "
+            + (
+                "beats the critic-free moving average on the same batches somewhere"
+                if critic_wins
+                else "beats the critic-free moving average on no batch shape"
+            )
+            + "."
+        )
+        return verdict, explanation
+
+    return Finding("; ".join(parts), judge, (*shape, *critic_effect), (zscore,))
