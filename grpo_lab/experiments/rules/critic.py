@@ -355,9 +355,14 @@ def group_mean_is_a_value(r: dict) -> Finding:
     return Finding(evidence, judge, (above_constant,))
 
 
+# the critic variants practitioners use (catalog.critic_fit_grid), quoted beside the default critic where a result has them
+CRITIC_VARIANTS = ("reference-critic-lambda1", "reference-shared-trunk", "half-trained-warmup")
+
+
 def critic_over_under_fits(r: dict) -> Finding:
-    """No deciding comparison (means only). Under-fits: the best held-out explained variance of V(prompt) on fresh
-    rollouts is below half the oracle's; over-fits: on one fixed pool, the training batch's explained variance over
+    """No deciding comparison (means only). Under-fits: the held-out explained variance of V(s_t) over answer tokens on
+    fresh rollouts is below half that of Monte-Carlo values of the same states (the token-level ceiling; in results made
+    before it was measured: the best held-out explained variance of V(prompt) below half the prompt-level oracle's); over-fits: on one fixed pool, the training batch's explained variance over
     answer tokens exceeds the held-out one by more than 0.2 and the held-out one is negative. Holds when both, partly
     when one, else fails."""
     name = "critic-fit"
@@ -366,20 +371,34 @@ def critic_over_under_fits(r: dict) -> Finding:
     pool_train, pool_held = cell_summary(r, name, pool, "train_ev_token"), cell_summary(r, name, pool, "critic_ev_token")
     fresh_train, fresh_held = cell_summary(r, name, fresh, "train_ev_token"), cell_summary(r, name, fresh, "critic_ev_token")
     updates = cell_summary(r, name, fresh, "critic_updates")
-    underfits = best["mean"] < 0.5 * oracle["mean"]
+    # the ceiling of what the critic predicts, V(s_t) at every answer token: Monte-Carlo values of the same states
+    # (results made before it was measured have only the prompt-level one)
+    token_oracle = cell_summary(r, name, fresh, "oracle_ev_token")
+    at_tokens = token_oracle["mean"] is not None
+    underfits = fresh_held["mean"] < 0.5 * token_oracle["mean"] if at_tokens else best["mean"] < 0.5 * oracle["mean"]
     overfits = pool_train["mean"] - pool_held["mean"] > 0.2 and pool_held["mean"] < 0
     evidence = (
         f"fresh rollouts every batch ({updates['mean']:.0f} updates): best held-out EV of V(prompt) {fmt(best)} vs the oracle's {fmt(oracle)}; "
-        f"EV over answer tokens on its training batch {fmt(fresh_train)}, held out {fmt(fresh_held)}; one fixed pool of 128 rollouts: "
-        f"training batch {fmt(pool_train)}, held out {fmt(pool_held)}"
+        f"EV over answer tokens on its training batch {fmt(fresh_train)}, held out {fmt(fresh_held)}"
+        + (f" vs Monte-Carlo values of the same states {fmt(token_oracle)}" if at_tokens else "")
+        + f"; one fixed pool of 128 rollouts: training batch {fmt(pool_train)}, held out {fmt(pool_held)}"
+        + "".join(
+            f"; {cell_label(name, variant)}: held out over answer tokens {fmt(cell_summary(r, name, variant, 'critic_ev_token'))}"
+            for variant in CRITIC_VARIANTS
+            if any(c["id"] == variant for c in r[name]["cells"])
+        )
     )
 
     def judge() -> tuple[str, str]:
         verdict = HOLDS if underfits and overfits else PARTLY if underfits or overfits else FAILS
         explanation = ("Both happen here. " if verdict == HOLDS else "") + (
             f"Under-fitting: on a stream of fresh rollouts the critic reaches {'less than half' if underfits else 'more than half'} of the "
-            "explained variance an exact V(prompt) would have: predicting whether a sampled answer is right means checking the arithmetic, "
-            "which the critic must learn from 0/1 rewards. "
+            + (
+                "explained variance exact values of the same answer prefixes would have (V(s_t) from Monte-Carlo rollouts): "
+                if at_tokens
+                else "explained variance an exact V(prompt) would have: "
+            )
+            + "predicting whether a sampled answer is right means checking the arithmetic, which the critic must learn from 0/1 rewards. "
             + (
                 "Over-fitting: trained again and again on one pool of rollouts, it fits that pool and gets worse than a constant on fresh ones."
                 if overfits
