@@ -141,6 +141,12 @@ UNMAPPED: list[Unmapped] = [
         "eps_mode", "'clamp' (with zscore)", "TRL divides by std + 1e-4; it has no max(std, eps) form", lambda c: _zscore(c) and c.eps_mode != "add"
     ),
     Unmapped(
+        "prompt_pool",
+        "> 0",
+        "the bridge's dataset (task_dataset) holds fresh problems for every step; a finite pool would be a dataset of that many problems trained for epochs",
+        lambda c: c.prompt_pool > 0,
+    ),
+    Unmapped(
         "skip_zero_std_groups",
         "True",
         "GRPOTrainer has no dynamic-sampling filter: zero-std groups stay in the batch with advantage 0",
@@ -172,6 +178,10 @@ NOT_SENT: dict[str, str] = {
     "value_clip": "only used by baseline='critic', which does not map",
     "critic_schedule": "only used by baseline='critic', which does not map",
     "mc_rollouts": "only used by baseline='mc_value', which does not map",
+    "critic_warmup_steps": "only used by baseline='critic', which does not map",
+    "critic_lambda": "only used by baseline='critic', which does not map",
+    "critic_trunk": "only used by baseline='critic', which does not map",
+    "vf_coef": "only used by baseline='critic', which does not map",
 }
 
 # TRL knobs we do not have, with what they do; the course's loop stays without them on purpose.

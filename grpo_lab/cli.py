@@ -11,6 +11,7 @@ import contextlib
 import multiprocessing.pool
 import os
 import re
+import shlex
 import signal
 import sys
 from dataclasses import fields
@@ -45,6 +46,7 @@ class SweepStopped(BaseException):
     def __init__(self, signal_number: int):
         super().__init__(signal_number)
         self.signal_number = signal_number
+        self.partial: Path | None = None  # the partial file of the experiment it stopped (sweep_each sets it)
 
 
 def stop_sweep(signal_number: int, frame: object) -> None:
@@ -165,6 +167,9 @@ def build_parser() -> argparse.ArgumentParser:
         choices=REFERENCE_NAMES,
         help="rebuild this reference policy even if it exists (a rebuild may differ from the shipped file: see data/README.md)",
     )
+    pretrain_parser.add_argument(
+        "--out", type=Path, help="with --only: write the rebuilt policy to this file instead, leaving data/reference/ and the eval sets as they are"
+    )
     return parser
 
 
@@ -283,11 +288,7 @@ def run_sweep(args: argparse.Namespace) -> int:
             pool = stack.enter_context(worker_pool(args.workers)) if len(runs) > 1 and args.workers > 1 and not args.replot else None
             failed = sweep_each(args, runs, done, pool)
     except SweepStopped as stop:
-        print(
-            f"sweep stopped by {signal.Signals(stop.signal_number).name}: the experiment it was running is not saved "
-            "(results written before it are kept); re-run the command to run it",
-            file=sys.stderr,
-        )
+        print(stopped_line(stop, args, several=len(runs) > 1), file=sys.stderr)
         return 128 + stop.signal_number  # the shell's code for a process ended by that signal: 130, 143
     finally:
         for number, handler in handlers.items():
@@ -299,25 +300,65 @@ def run_sweep(args: argparse.Namespace) -> int:
     return 1 if failed else 0
 
 
+def sweep_command(args: argparse.Namespace) -> str:
+    """The command line of this sweep, to run it again: a stopped sweep resumes where it stopped."""
+    words = ["python", "-m", "grpo_lab", "sweep", args.name]
+    words += ["--regime", args.regime] if args.regime is not None else []
+    words += ["--seeds", str(args.seeds)] if args.seeds is not None else []
+    words += [option for option, given in (("--fast", args.fast), ("--replicate", args.replicate), ("--quiet", args.quiet)) if given]
+    words += ["--workers", str(args.workers)] + (["--out", str(args.out)] if args.out is not None else [])
+    return shlex.join(words)
+
+
+def stopped_line(stop: SweepStopped, args: argparse.Namespace, several: bool) -> str:
+    """The one line a stopped sweep prints: the signal, the units of the stopped experiment that finished and
+    where they are kept, and the command that resumes it (``several``: the command ran several experiments)."""
+    from .experiments.runner import read_partial
+
+    identity, units, _ = read_partial(stop.partial) if stop.partial is not None else (None, {}, 0.0)
+    written = " (results written before it are kept)" if several else ""
+    stopped = f"sweep stopped by {signal.Signals(stop.signal_number).name}"
+    if identity is None:
+        return f"{stopped}{written}; re-run `{sweep_command(args)}` to run the rest"
+    of_what = f"{identity.get('name')} ({identity.get('regime')})"
+    return f"{stopped}: {len(units)} of {identity.get('units')} units of {of_what} finished, kept in {stop.partial}{written}; resume with `{sweep_command(args)}`"
+
+
 def sweep_each(args: argparse.Namespace, runs: list[tuple[str, str]], done: dict, pool: multiprocessing.pool.Pool | None) -> bool | None:
     """Run (or with --replot, load) each (regime, experiment) of ``runs``, save its JSON and figure (a
     --replicate run: its JSON only) and print a line. True if a result had to be saved elsewhere, None
-    if one could not be saved at all."""
+    if one could not be saved at all. Each experiment records its finished units in its partial file
+    (runner.partial_path), resumes from it, and deletes it once its result is written in its place."""
     from .experiments import load_result, result_path, run_experiment, write_result
     from .experiments.figures import save_experiment_figure
+    from .experiments.runner import partial_path
 
     failed = False
     for regime, name in runs:
         if args.replot:
             result, path = load_result(name, args.fast, args.out, regime), result_path(name, args.fast, args.out, regime)
         else:
-            result = run_experiment(
-                name, args.seeds, args.fast, args.workers, progress=not args.quiet, regime=regime, done=done, pool=pool, replicate=args.replicate
-            )
+            partial = partial_path(name, args.fast, args.out, regime, args.replicate)
             path = result_path(name, args.fast, args.out, regime, args.replicate)
             try:
+                result = run_experiment(
+                    name,
+                    args.seeds,
+                    args.fast,
+                    args.workers,
+                    progress=not args.quiet,
+                    regime=regime,
+                    done=done,
+                    pool=pool,
+                    replicate=args.replicate,
+                    partial=partial,
+                )
                 save_with_fallback(path, lambda target, result=result, name=name: write_result(name, result, path=target))
-            except SavedElsewhere as error:  # hours of sweeping are not lost to a full disk at the end
+                partial.unlink(missing_ok=True)
+            except SweepStopped as stop:
+                stop.partial = partial
+                raise
+            except SavedElsewhere as error:  # hours of sweeping are not lost to a full disk at the end; the partial file stays
                 print(f"error: {error}", file=sys.stderr)
                 if error.saved_to is None:
                     return None
@@ -337,17 +378,22 @@ def sweep_each(args: argparse.Namespace, runs: list[tuple[str, str]], done: dict
 
 def run_pretrain(args: argparse.Namespace) -> int:
     from .checks.checkpoints import CHECKSUMS_PATH, reference_path
-    from .pretrain import RECIPES, write_reference
+    from .pretrain import PRACTICE_TASK, RECIPES, write_reference
     from .task import MAX_DIGITS, OPERATIONS, Task, eval_path, write_eval_set
 
-    for path in (eval_path(Task(1, "+")).parent, reference_path("default").parent):
-        destination(path, "pretrain's output folder", folder=True)
-    for path in (CHECKSUMS_PATH, *(reference_path(name) for name in RECIPES)):
-        destination(path, "pretrain's output file")
+    if args.out is not None and args.only is None:
+        raise UsageError(f"--out={shortened(repr(str(args.out)))} is not valid without --only: name the reference to write there")
+    out = destination(args.out, "out")
+    if out is None:
+        for path in (eval_path(Task(1, "+")).parent, reference_path("default").parent):
+            destination(path, "pretrain's output folder", folder=True)
+        for path in (CHECKSUMS_PATH, *(reference_path(name) for name in RECIPES)):
+            destination(path, "pretrain's output file")
+        for digits in range(1, MAX_DIGITS + 1):
+            for ops in (*OPERATIONS, OPERATIONS):
+                write_eval_set(Task(digits, ops))
+        write_eval_set(Task.parse(PRACTICE_TASK))  # the practice regime's worked answers (docs/practice-regime.md)
     use_lab_threads()
-    for digits in range(1, MAX_DIGITS + 1):
-        for ops in (*OPERATIONS, OPERATIONS):
-            write_eval_set(Task(digits, ops))
     for name, recipe in RECIPES.items():
         # every cached result starts from the shipped references, and a rebuild matches them only on
         # the CPU that built them (data/README.md): plain pretrain writes the missing ones only
@@ -355,7 +401,7 @@ def run_pretrain(args: argparse.Namespace) -> int:
         if not wanted:
             continue
         with tqdm(total=recipe.steps, desc=f"pretrain {name}", unit="step", file=sys.stderr) as bar:
-            path, accuracy = write_reference(name, bar)
+            path, accuracy = write_reference(name, bar, out)
         print(f"{path}: greedy accuracy {accuracy:.3f} on the {recipe.task} eval set")
     return 0
 

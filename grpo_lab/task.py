@@ -8,6 +8,12 @@ policy sample a whole batch with one tensor and no padding logic.
 
 A task is written ``"{digits}d{ops}"``: ``"2d+"`` is 2-digit addition (the default),
 ``"1d+-*"`` mixes the three operations on single digits.
+
+A **worked** task, ``"{digits}d+w"`` (the practice regime's ``"3d+w"``, docs/practice-regime.md), asks
+for the sum column by column, units first, then the result after a last ``=``: the prompt
+``"=347+586="`` (its leading ``=`` asks for the steps) is answered ``"7+6=13" "4+8+1=13" "3+5+1=09"
+"=933"`` (written without spaces; each further column adds the carry, each sum has two digits). Only
+the final result is rewarded: the text after the response's last ``=`` (``final_result``).
 """
 
 from __future__ import annotations
@@ -24,7 +30,7 @@ from .checks import paths
 from .checks.files import checksum_problem, read_strict_json, record_checksum, write_atomically
 from .core.config import TrainConfig
 from .core.loop import greedy_accuracy
-from .core.model import TinyTransformer, decode, encode
+from .core.model import TOKEN_ID, TinyTransformer, decode, encode
 from .errors import ConfigError
 
 REWARD_KINDS = ("exact", "partial")  # score_answers' reward functions
@@ -34,14 +40,19 @@ DATA_DIR = paths.DATA_DIR  # read at call time (tests point it elsewhere)
 OPERATIONS = "+-*"
 # 5-digit addition is the long-answer regime's task (6-7 answer tokens); a policy must also read the task (checks.checkpoints.context_problem)
 MAX_DIGITS = 5
+WORK_MARK = "="  # a prompt that starts with it asks for a worked answer (the vocabulary has no words)
+POOL_SEED = 4321  # draws TrainConfig.prompt_pool's fixed pool: one pool for every run seed (docs/practice-regime.md)
+MAX_PROMPT_POOL = 100_000
 
 
 @dataclass(frozen=True)
 class Task:
-    """Which problems to pose: operands of ``digits`` digits, combined with one of ``ops``."""
+    """Which problems to pose: operands of ``digits`` digits, combined with one of ``ops``; ``worked``:
+    answered with the column-by-column steps (addition only)."""
 
     digits: int = 2
     ops: str = "+"
+    worked: bool = False
 
     def __post_init__(self) -> None:
         # checked here, not only in parse: 10**digits problems per operand, so a huge digits would hang num_problems
@@ -49,32 +60,48 @@ class Task:
             raise ConfigError("digits", self.digits, f"must be an integer from 1 to {MAX_DIGITS}", f"{self.digits!r:.60}")
         if not isinstance(self.ops, str) or not self.ops or not set(self.ops) <= set(OPERATIONS) or len(set(self.ops)) != len(self.ops):
             raise ConfigError("ops", self.ops, f"must be one or more of {OPERATIONS!r}, each once", f"{self.ops!r:.60}")
+        if self.worked is not False and (self.worked is not True or self.ops != "+"):
+            raise ConfigError("worked", self.worked, "worked answers are written for addition only: True with ops='+', else False")
 
     @classmethod
     def parse(cls, spec: str) -> Task:
-        """``"2d+"`` -> Task(digits=2, ops="+"); a bad spec raises one clear ConfigError (a ValueError)."""
-        match = re.fullmatch(r"([1-9])d([+\-*]+)", spec)
-        if match is None or not 1 <= int(match.group(1)) <= MAX_DIGITS:
-            raise ConfigError("task", spec, f"write '{{digits}}d{{ops}}' with digits 1 to {MAX_DIGITS} and ops from '+-*', e.g. '2d+' or '1d+-*'")
-        ops = "".join(op for op in OPERATIONS if op in match.group(2))
-        return cls(digits=int(match.group(1)), ops=ops)
+        """``"2d+"`` -> Task(digits=2, ops="+"), ``"3d+w"`` -> Task(3, "+", worked=True); a bad spec
+        raises one clear ConfigError (a ValueError)."""
+        match = re.fullmatch(r"([1-9])d([+\-*]+)(w?)", spec)
+        ops = "".join(op for op in OPERATIONS if op in match.group(2)) if match else ""
+        if match is None or not 1 <= int(match.group(1)) <= MAX_DIGITS or (match.group(3) and ops != "+"):
+            raise ConfigError(
+                "task",
+                spec,
+                f"write '{{digits}}d{{ops}}' with digits 1 to {MAX_DIGITS} and ops from '+-*', e.g. '2d+' or '1d+-*', "
+                "or '{digits}d+w' for worked addition (e.g. '3d+w')",
+            )
+        return cls(digits=int(match.group(1)), ops=ops, worked=bool(match.group(3)))
 
     @property
     def name(self) -> str:
-        return f"{self.digits}d{self.ops}"
+        return f"{self.digits}d{self.ops}{'w' if self.worked else ''}"
 
     @property
     def prompt_length(self) -> int:
-        return 2 * self.digits + 2
+        return 2 * self.digits + 2 + self.worked
 
     @property
     def max_answer_length(self) -> int:
-        """Longest answer in tokens, EOS included: a product has 2*digits digits, a sign at most 1."""
+        """Longest answer in tokens, EOS included: a product has 2*digits digits, a sign at most 1; a
+        worked sum has its steps ('a+b=ss', then 'a+b+c=ss' per further column), '=' and digits+1 digits."""
+        if self.worked:
+            return 6 + 8 * (self.digits - 1) + 1 + self.digits + 1 + 1
         longest = 2 * self.digits if "*" in self.ops else self.digits + 1
         return longest + 1 + 1
 
     def prompt(self, a: int, op: str, b: int) -> str:
-        return f"{a:0{self.digits}d}{op}{b:0{self.digits}d}="
+        return f"{WORK_MARK if self.worked else ''}{a:0{self.digits}d}{op}{b:0{self.digits}d}="
+
+    def target(self, a: int, op: str, b: int) -> str:
+        """The answer a right policy writes, without EOS (what pretraining teaches): the result, or
+        for a worked task its steps then '=' and the result."""
+        return worked_sum(a, b, self.digits) if self.worked else solve(a, op, b)
 
     def num_problems(self) -> int:
         return (10**self.digits) ** 2 * len(self.ops)
@@ -92,6 +119,25 @@ def solve(a: int, op: str, b: int) -> str:
     return str({"+": a + b, "-": a - b, "*": a * b}[op])
 
 
+def worked_sum(a: int, b: int, digits: int) -> str:
+    """``a + b`` worked column by column, units first: ``worked_sum(347, 586, 3) ==
+    '7+6=134+8+1=133+5+1=09=933'``. The units column is 'x+y=ss', each further one 'x+y+c=ss' with
+    c the carry into it; every column sum has two digits, so every step has a fixed length."""
+    steps, carry = [], 0
+    for column in range(digits):
+        x, y = a // 10**column % 10, b // 10**column % 10
+        total = x + y + carry
+        steps.append(f"{x}+{y}={total:02d}" if column == 0 else f"{x}+{y}+{carry}={total:02d}")
+        carry = total // 10
+    return "".join(steps) + "=" + solve(a, "+", b)
+
+
+def final_result(response: str, worked: bool) -> str:
+    """What a response answers, the only part rewarded: all of it, or for a worked answer the text
+    after its last '=' (the steps are never checked)."""
+    return response.rpartition("=")[2] if worked else response
+
+
 def is_hard(a: int, op: str, b: int) -> bool:
     """The course's 'hard' problems: the units digits carry (+), borrow (-) or overflow (*) into the
     next digit. Used for per-prompt reward scales and for accuracy by difficulty (experiments.py)."""
@@ -101,44 +147,81 @@ def is_hard(a: int, op: str, b: int) -> bool:
 
 @dataclass
 class ProblemBatch:
-    """A batch of problems. prompts: [N, prompt_length] token ids; answers: N strings;
-    hard: [N] bool, ``is_hard`` of each problem."""
+    """A batch of problems. prompts: [N, prompt_length] token ids; answers: N strings, each right
+    result; hard: [N] bool, ``is_hard`` of each problem; targets: N strings, the whole answer a right
+    policy writes (``Task.target``: the result, or the worked steps and the result); worked: whether
+    only the final result of a response is checked (``final_result``)."""
 
     prompts: torch.Tensor
     answers: list[str]
     texts: list[str]
     hard: torch.Tensor
+    targets: list[str]
+    worked: bool
+
+    def correct(self, responses: list[str]) -> torch.Tensor:
+        """Whether each response (one per problem) gives the right result: [N] bool."""
+        return torch.tensor([final_result(response, self.worked) == answer for response, answer in zip(responses, self.answers)])
 
 
 def make_batch(task: Task, problems: list[tuple[int, str, int]]) -> ProblemBatch:
     texts = [task.prompt(a, op, b) for a, op, b in problems]
     prompts = torch.tensor([encode(text) for text in texts], dtype=torch.long)
     hard = torch.tensor([is_hard(*problem) for problem in problems], dtype=torch.bool)
-    return ProblemBatch(prompts, [solve(a, op, b) for a, op, b in problems], texts, hard)
+    answers, targets = [solve(*problem) for problem in problems], [task.target(*problem) for problem in problems]
+    return ProblemBatch(prompts, answers, texts, hard, targets, task.worked)
 
 
 class ProblemSampler:
-    """Draws training problems, seeded, never from the task's held-out eval set.
+    """Draws training problems, seeded, never from the task's held-out eval set: fresh problems on
+    every call, or with ``pool_size`` N > 0 (TrainConfig.prompt_pool) from one fixed pool of N
+    distinct problems. The pool is drawn with POOL_SEED, so every run seed shares it (a fixed data
+    set); ``seed`` shuffles it once per epoch, and each call takes the next problems of that order.
 
     For 1-digit tasks the whole problem space is the eval set (there are only 100 problems per
     operation), so training and evaluation share problems there.
     """
 
-    def __init__(self, task: Task, seed: int):
+    def __init__(self, task: Task, seed: int, pool_size: int = 0):
         self.task = task
         self.generator = torch.Generator().manual_seed(seed)
         held_out = eval_problems(task)
         self.excluded = set(held_out) if len(held_out) < task.num_problems() else set()
+        if not 0 <= pool_size <= largest_pool(task):
+            raise ConfigError("prompt_pool", pool_size, f"must be from 0 to {largest_pool(task)} for {task.name} (its problems outside the eval set)")
+        self.pool = self.draw(pool_size, torch.Generator().manual_seed(POOL_SEED), distinct=True)
+        self.epoch_order: list[int] = []  # the pool's indices still to visit this epoch
 
-    def sample(self, count: int) -> ProblemBatch:
+    def draw(self, count: int, generator: torch.Generator, distinct: bool = False) -> list[tuple[int, str, int]]:
+        """``count`` problems drawn uniformly from the task's space outside the eval set (``distinct``: no repeats)."""
         problems: list[tuple[int, str, int]] = []
+        seen: set[tuple[int, str, int]] = set()
         while len(problems) < count:
-            indices = torch.randint(0, self.task.num_problems(), (count,), generator=self.generator)
+            indices = torch.randint(0, self.task.num_problems(), (count,), generator=generator)
             for index in indices.tolist():
                 problem = self.task.problem(index)
-                if problem not in self.excluded and len(problems) < count:
+                if problem not in self.excluded and len(problems) < count and not (distinct and problem in seen):
                     problems.append(problem)
+                    seen.add(problem)
+        return problems
+
+    def sample(self, count: int) -> ProblemBatch:
+        if not self.pool:
+            return make_batch(self.task, self.draw(count, self.generator))
+        problems: list[tuple[int, str, int]] = []
+        while len(problems) < count:
+            if not self.epoch_order:
+                self.epoch_order = torch.randperm(len(self.pool), generator=self.generator).tolist()
+            taken, self.epoch_order = self.epoch_order[: count - len(problems)], self.epoch_order[count - len(problems) :]
+            problems.extend(self.pool[index] for index in taken)
         return make_batch(self.task, problems)
+
+
+def largest_pool(task: Task) -> int:
+    """The largest TrainConfig.prompt_pool for ``task``: its problems outside the eval set (all of a
+    1-digit task's, whose eval set is its whole space), at most MAX_PROMPT_POOL."""
+    held_out = len(eval_problems(task))
+    return min(MAX_PROMPT_POOL, task.num_problems() - (held_out if held_out < task.num_problems() else 0))
 
 
 def eval_path(task: Task) -> Path:
@@ -228,11 +311,11 @@ def eval_batch(task: Task) -> ProblemBatch:
 
 def eval_accuracy(policy: TinyTransformer, task: Task) -> float:
     """The run metric ``eval_accuracy``: the fraction of the task's fixed held-out problems the policy
-    answers exactly, decoding greedily."""
+    answers exactly (a worked answer: its final result), decoding greedily."""
     return greedy_accuracy(policy, eval_batch(task), task.max_answer_length)
 
 
-PROBLEM = re.compile(r"(\d+)([+\-*])(\d+)=")
+PROBLEM = re.compile(rf"{WORK_MARK}?(\d+)([+\-*])(\d+)=")
 
 
 @functools.lru_cache(maxsize=65536)
@@ -289,9 +372,11 @@ class RewardModel:
 
     def score(self, prompts: torch.Tensor, answers: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """The training loop's view of the reward model: prompts [N, Lp] and answer tokens [N, La] ->
-        (rewards [N], correct [N]), each prompt's right answer and difficulty read from its tokens."""
-        problems = [problem_of_prompt(tuple(prompt)) for prompt in prompts.tolist()]
-        responses = [decode(row) for row in answers.cpu().tolist()]
+        (rewards [N], correct [N]), each prompt's right answer and difficulty read from its tokens. A
+        worked prompt (it starts with WORK_MARK) has only its response's final result scored."""
+        rows = prompts.tolist()
+        problems = [problem_of_prompt(tuple(prompt)) for prompt in rows]
+        responses = [final_result(decode(row), prompt[0] == TOKEN_ID[WORK_MARK]) for row, prompt in zip(answers.cpu().tolist(), rows)]
         return self(responses, [answer for answer, _ in problems], torch.tensor([hard for _, hard in problems], dtype=torch.bool))
 
     def __call__(self, responses: list[str], answers: list[str], hard: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor]:

@@ -126,4 +126,4 @@ def start_run(config: TrainConfig) -> tuple[loop.RunState, ProblemSampler]:
     if problem is not None:
         raise ConfigError("task", config.task, f"with reference {config.reference!r}, {problem}: choose a shorter task or a reference that reads it")
     state = loop.start(config, reference, RewardModel.for_config(config, config.seed), task.max_answer_length, device)
-    return state, ProblemSampler(task, config.seed)
+    return state, ProblemSampler(task, config.seed, config.prompt_pool)

@@ -4,7 +4,7 @@ For every deciding comparison of the claims table (claims.verdict_table on the c
 fewest seeds per cell at which it could detect the claim's claimed effect (80% power at the table's false-discovery
 level): its standard error scaled by sqrt(pilot seeds / n), Welch's degrees of freedom scaled with n - 1, and, for a
 rank test, enough seeds that its smallest possible p is below the level. An experiment needs the most any of its
-claims' comparisons needs, at least ANSWER_SEEDS where the course's answer quotes it, at most MAX_SEEDS (the time
+claims' comparisons needs, at least ANSWER_SEEDS where the course's answer or the drill quotes it, at most MAX_SEEDS (the time
 budget; a comparison that would need more is listed and does not raise the plan: no seed count within the budget powers it,
 and its verdict says so, "not detected (could detect >= X)").
 
@@ -18,7 +18,8 @@ from datetime import UTC, datetime
 
 from grpo_lab.checks.files import json_text, write_atomically
 from grpo_lab.course.drill_answers import answer_runs
-from grpo_lab.experiments.catalog import MAX_SEEDS, MIN_SEEDS, experiments_in
+from grpo_lab.course.final_answer import ANSWER_RUNS
+from grpo_lab.experiments.catalog import MAX_SEEDS, MIN_SEEDS, REGIMES, experiments_in
 from grpo_lab.experiments.claims import claimed_effect, verdict_table
 from grpo_lab.experiments.claims_report import cached_tables
 from grpo_lab.experiments.runner import RESULTS_DIR
@@ -60,7 +61,10 @@ def plan() -> dict:
                 n = seeds_for(comparison, claimed_effect(verdict.claim, comparison), verdict.level)
                 for name in verdict.claim.experiments:
                     needs.setdefault((name, regime), []).append((n, f"{verdict.claim.key}: {comparison.label}"))
-    for regime in table:  # an experiment no deciding comparison reads (batch-blowup: memory and time) needs the least
+    answer |= set(ANSWER_RUNS)
+    # an experiment no deciding comparison reads (batch-blowup: memory and time) needs the least; so does one with no
+    # pilot result yet in a regime (a new experiment or regime: its first run is the pilot)
+    for regime in REGIMES:
         for name in experiments_in(regime):
             needs.setdefault((name, regime), [])
     experiments = {}
@@ -71,18 +75,18 @@ def plan() -> dict:
         beyond = [why for n, why in listed if n is None or n > MAX_SEEDS]
         needed = max(feasible, default=MIN_SEEDS)
         floor = ANSWER_SEEDS if (name, regime) in answer else MIN_SEEDS
-        result = found[regime][name]
+        result = found.get(regime, {}).get(name)
         experiments.setdefault(regime, {})[name] = {
-            "pilot_seeds": result["seeds"],
+            "pilot_seeds": result["seeds"] if result else None,
             "needed": needed,
             "planned": min(max(needed, floor), MAX_SEEDS),
             "quoted_by_the_answer": (name, regime) in answer,
             "beyond_the_budget": beyond,
-            "pilot_seconds": round(result["wall_time_s"]),
+            "pilot_seconds": round(result["wall_time_s"]) if result else None,
         }
     for regime in experiments.values():
         for entry in regime.values():
-            entry["planned_seconds"] = round(entry["pilot_seconds"] * entry["planned"] / entry["pilot_seeds"])
+            entry["planned_seconds"] = round(entry["pilot_seconds"] * entry["planned"] / entry["pilot_seeds"]) if entry["pilot_seeds"] else None
     return {
         "command": "python scripts/seed_plan.py",
         "created": datetime.now(UTC).isoformat(timespec="seconds"),
@@ -98,15 +102,20 @@ def plan() -> dict:
 def main() -> None:
     result = plan()
     write_atomically(PLAN_PATH, json_text(result, indent=1, ensure_ascii=False))
-    total = 0
+    total, unknown = 0, []
     for regime, experiments in result["regimes"].items():
         for name, entry in experiments.items():
-            total += entry["planned_seconds"]
+            if entry["planned_seconds"] is None:
+                unknown.append(f"{name} ({regime})")
+            total += entry["planned_seconds"] or 0
+            minutes = "    ?" if entry["planned_seconds"] is None else f"{entry['planned_seconds'] / 60:5.1f}"
             print(
-                f"{regime:12s} {name:22s} pilot {entry['pilot_seeds']:2d}  needed {entry['needed']:2d}  planned {entry['planned']:2d}"
-                f"  {entry['planned_seconds'] / 60:5.1f} min  ({len(entry['beyond_the_budget'])} comparisons beyond the budget)"
+                f"{regime:12s} {name:22s} pilot {entry['pilot_seeds'] or 0:2d}  needed {entry['needed']:2d}  planned {entry['planned']:2d}"
+                f"  {minutes} min  ({len(entry['beyond_the_budget'])} comparisons beyond the budget)"
             )
     print(f"sweep all at the planned seeds: about {total / 3600:.1f} h on this machine (pilot times scaled); {PLAN_PATH}")
+    if unknown:
+        print(f"not counted, no pilot yet: {', '.join(unknown)}")
 
 
 if __name__ == "__main__":

@@ -23,6 +23,11 @@ BAD_VALUES = {
     "inner_epochs": [0, 17, 1.5, True],
     "policy_minibatches": [0, 17, 1.5, "4", True],  # 17 > the default prompts_per_step (16)
     "critic_schedule": ["verl", None, 1],
+    "prompt_pool": [-1, 1.5, "256", True, None],
+    "critic_trunk": ["joint", None, 1],
+    "vf_coef": [0.0, -0.5, 101.0, NAN, "0.5"],
+    "critic_lambda": [-0.5, 1.1, NAN, "1"],
+    "critic_warmup_steps": [-1, 1001, 1.5, "2", True],
     "mc_rollouts": [0, 65, 1.5, "4"],
     "lr": [0.0, 2.0, NAN, INF, "1e-4", True, None, 10**400],
     "critic_lr": [0.0, NAN, "3e-4"],

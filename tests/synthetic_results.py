@@ -38,3 +38,13 @@ def around(mean: float, spread: float, n: int) -> list[float]:
     base = [i - (n - 1) / 2 for i in range(n)]
     scale = spread / statistics.stdev(base)
     return [mean + scale * b for b in base]
+
+
+def drop_metric(results: dict, name: str, cell_id: str, metric: str) -> dict:
+    """Remove ``metric`` from one cell, from every seed and from its summary, as in a result made before the metric was
+    recorded; returns ``results``, edited in place."""
+    cell = result_cell(results[name], cell_id)
+    for entry in cell["per_seed"]:
+        entry["metrics"].pop(metric, None)
+    cell["summary"].pop(metric, None)
+    return results

@@ -108,6 +108,7 @@ def test_knobs_map_to_grpo_config(bridge, changes, expected):
         ({"skip_zero_std_groups": True}, "skip_zero_std_groups"),
         ({"dynamic_sampling_batches": 4}, "dynamic_sampling_batches"),
         ({"micro_batch_size": 48}, "micro_batch_size"),
+        ({"prompt_pool": 256}, "prompt_pool"),
     ],
 )
 def test_unmapped_knobs_raise_one_line_naming_the_knob(bridge, changes, knob):
@@ -129,6 +130,7 @@ def test_every_unmapped_entry_is_reachable(bridge):
         "skip_zero_std_groups",
         "dynamic_sampling_batches",
         "micro_batch_size",
+        "prompt_pool",
     }
 
 

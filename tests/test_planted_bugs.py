@@ -4,14 +4,17 @@ it), and the behaviour tests named for it (test_wiring.py) must pass on the real
 under the bug."""
 
 import dataclasses
+import inspect
 
 import pytest
 import test_wiring as wiring
 import torch
 
 import grpo_lab.core.advantages as core_advantages
+import grpo_lab.core.critic as critic
 import grpo_lab.core.loop as loop
 import grpo_lab.core.probes as probes
+from grpo_lab.task import RewardModel
 
 
 def kl_against_the_current_policy(monkeypatch):
@@ -42,9 +45,10 @@ def gradients_zeroed_once_per_batch(monkeypatch):
 
 
 def gae_gamma_and_lambda_swapped(monkeypatch):
-    """The loop's GAE gets gamma and lambda in each other's place."""
-    gae = loop.gae
-    monkeypatch.setattr(loop, "gae", lambda rewards, values, mask, gamma, lam: gae(rewards, values, mask, lam, gamma))
+    """The GAE of the loop and of the critic gets gamma and lambda in each other's place."""
+    for module in (loop, critic):
+        gae = module.gae
+        monkeypatch.setattr(module, "gae", lambda rewards, values, mask, gamma, lam, gae=gae: gae(rewards, values, mask, lam, gamma))
 
 
 def whitening_removed(monkeypatch):
@@ -112,6 +116,147 @@ def batch_without_spread_keeps_its_rounding_std(monkeypatch):
     monkeypatch.setattr(core_advantages, "compute_advantages", rounding_std)
 
 
+def with_argument(function, name: str, value):
+    """``function`` with its argument ``name`` replaced by ``value(the arguments it was given)``."""
+    signature = inspect.signature(function)
+
+    def replaced(*args, **kwargs):
+        bound = signature.bind(*args, **kwargs)
+        bound.arguments[name] = value(bound.arguments)
+        return function(*bound.args, **bound.kwargs)
+
+    return replaced
+
+
+def value_rollouts_left_out_of_the_samples(monkeypatch):
+    """The Monte-Carlo rollouts are reported under a name ``run`` does not add to ``samples``."""
+    train_step = loop.train_step
+
+    def renamed(*args):
+        record, batch = train_step(*args)
+        if "value_rollouts" in record:
+            record["mc_rollouts_sampled"] = record.pop("value_rollouts")
+        return record, batch
+
+    monkeypatch.setattr(loop, "train_step", renamed)
+
+
+def monte_carlo_gae_with_lambda_095(monkeypatch):
+    """The GAE over Monte-Carlo values runs at lambda 0.95 (the critic's default), not 0."""
+    for module in (loop, critic):
+        monkeypatch.setattr(module, "gae", with_argument(module.gae, "lam", lambda given: 0.95 if given["lam"] == 0 else given["lam"]))
+
+
+def value_rollouts_at_temperature_one(monkeypatch):
+    """The Monte-Carlo rollouts are sampled at temperature 1 whatever the policy's sampling temperature."""
+    monkeypatch.setattr(loop, "mc_prefix_values", with_argument(loop.mc_prefix_values, "temperature", lambda given: 1.0))
+
+
+def critic_epochs_and_minibatches_swapped(monkeypatch):
+    """The critic's schedule hands back (minibatches, epochs): the same number of updates, the wrong passes."""
+    schedule = critic.critic_updates_schedule
+    monkeypatch.setattr(critic, "critic_updates_schedule", lambda settings: schedule(settings)[::-1])
+
+
+def critic_updates_reported_as_epochs_times_minibatches(monkeypatch):
+    """critic_updates is epochs x minibatches even when the batch has fewer rows than minibatches."""
+    update_critic = critic.update_critic
+
+    def as_configured(*args, **kwargs):
+        settings = inspect.signature(update_critic).bind(*args, **kwargs).arguments["settings"]
+        epochs, minibatches = critic.critic_updates_schedule(settings)
+        return {**update_critic(*args, **kwargs), "critic_updates": epochs * minibatches}
+
+    monkeypatch.setattr(critic, "update_critic", as_configured)
+
+
+def refill_one_group_short(monkeypatch):
+    """Dynamic sampling's batch ends one group short of P when it had found P groups with a spread."""
+    sample_and_score = loop.sample_and_score
+
+    def one_short(config, *rest):
+        batch, sampled = sample_and_score(config, *rest)
+        P, G = config.prompts_per_step, config.group_size
+        if config.dynamic_sampling_batches and len(batch["rewards"]) == P:
+            batch = {key: value[: P - 1] if key in loop.PER_GROUP_KEYS else value[: (P - 1) * G] for key, value in batch.items()}
+        return batch, sampled
+
+    monkeypatch.setattr(loop, "sample_and_score", one_short)
+
+
+def std_scope_dropped(monkeypatch):
+    """The loop calls compute_advantages without the config's std_scope: always the group's std."""
+    monkeypatch.setattr(loop, "compute_advantages", with_argument(loop.compute_advantages, "std_scope", lambda given: "group"))
+
+
+def reward_noise_seeded_by_a_constant(monkeypatch):
+    """The reward model's noise is seeded by 0 whatever the run's seed."""
+    for_config = RewardModel.for_config
+    monkeypatch.setattr(RewardModel, "for_config", classmethod(lambda cls, config, seed: for_config(config, 0)))
+
+
+def heldout_explained_variance(change):
+    """A planted bug in the explained variance's call: ``change(predictions, targets, mask)`` -> the arguments it gets instead."""
+
+    def plant(monkeypatch):
+        explained_variance = loop.explained_variance
+        monkeypatch.setattr(
+            loop, "explained_variance", lambda predictions, targets, mask=None: explained_variance(*change(predictions, targets, mask))
+        )
+
+    return plant
+
+
+# the padding counted: V there against a target of 0
+heldout_ev_counts_the_padding = heldout_explained_variance(lambda predictions, targets, mask: (predictions, targets, None))
+# V taken for the target and the rewards for the prediction
+heldout_ev_arguments_swapped = heldout_explained_variance(lambda predictions, targets, mask: (targets, predictions, mask))
+
+
+def old_logprobs_dropped(monkeypatch):
+    """The batch reaches the policy's passes without the sampling policy's log-probs: the ratio is always 1."""
+    update_policy = loop.update_policy
+    monkeypatch.setattr(
+        loop, "update_policy", lambda config, state, batch, *rest: update_policy(config, state, dataclasses.replace(batch, old_logprobs=None), *rest)
+    )
+
+
+def old_logprobs_recomputed_per_minibatch(monkeypatch):
+    """Each minibatch's old log-probs come from the policy as it is at that minibatch, not the sampling policy's."""
+    accumulate_gradients = loop.accumulate_gradients
+
+    def recomputed(policy, batch, *rest):
+        with torch.no_grad():
+            current = loop.token_logprobs(policy, batch.prompts, batch.answers)
+        return accumulate_gradients(policy, dataclasses.replace(batch, old_logprobs=current), *rest)
+
+    monkeypatch.setattr(loop, "accumulate_gradients", recomputed)
+
+
+def first_order_for_every_pass(monkeypatch):
+    """The minibatches of every pass over a batch are those of its first pass, in the same order."""
+    update_policy, minibatch_rows = loop.update_policy, loop.minibatch_rows
+
+    def reused_order(*args):
+        orders = []
+
+        def first_order(*rows_args):
+            if not orders:
+                orders.append(minibatch_rows(*rows_args))
+            return orders[0]
+
+        with pytest.MonkeyPatch.context() as inside:
+            inside.setattr(loop, "minibatch_rows", first_order)
+            return update_policy(*args)
+
+    monkeypatch.setattr(loop, "update_policy", reused_order)
+
+
+def refill_cases(monkeypatch):
+    for script, extra_batches, groups in [(["sss0", "1ss1"], 3, 4), (["s000", "0s00", "00s0", "000s"], 3, 4)]:
+        wiring.test_dynamic_sampling_refills_up_to_p_groups_with_a_spread(script, extra_batches, groups)
+
+
 def fresh_gradients_of_two_inner_epochs(monkeypatch):
     wiring.test_k_inner_epochs_make_k_optimiser_steps_each_from_a_fresh_gradient(2, wiring.record_optimiser_steps(monkeypatch))
 
@@ -154,6 +299,43 @@ PLANTED_BUGS = {
         batch_without_spread_keeps_its_rounding_std,
         [lambda _: wiring.test_a_batch_without_any_spread_is_exactly_zero_with_eps_and_nan_without()],
     ),
+    "mc-value-rollouts-left-out-of-samples": (
+        value_rollouts_left_out_of_the_samples,
+        [wiring.test_the_samples_count_every_generated_response_the_value_rollouts_included],
+    ),
+    "mc-value-gae-lambda-not-zero": (monte_carlo_gae_with_lambda_095, [wiring.test_the_monte_carlo_advantages_are_gae_with_lambda_zero]),
+    "mc-value-rollouts-at-temperature-one": (
+        value_rollouts_at_temperature_one,
+        [wiring.test_the_value_rollouts_are_sampled_at_the_policys_sampling_temperature],
+    ),
+    "critic-epochs-and-minibatches-swapped": (
+        critic_epochs_and_minibatches_swapped,
+        [wiring.test_the_critic_makes_its_epochs_passes_each_of_its_minibatches],
+    ),
+    "critic-updates-not-the-steps-taken": (
+        critic_updates_reported_as_epochs_times_minibatches,
+        [lambda monkeypatch: wiring.test_the_critic_reports_the_optimiser_steps_it_took(monkeypatch, 3)],
+    ),
+    "dynamic-sampling-one-group-short": (refill_one_group_short, [lambda monkeypatch: refill_cases(monkeypatch)]),
+    "std-scope-dropped": (std_scope_dropped, [lambda _: wiring.test_the_trainer_scales_the_advantages_with_the_configured_std_scope()]),
+    "reward-noise-not-seeded-by-the-run": (reward_noise_seeded_by_a_constant, [lambda _: wiring.test_the_reward_noise_is_seeded_by_the_runs_seed()]),
+    "heldout-ev-counts-padding": (
+        heldout_ev_counts_the_padding,
+        [lambda _: wiring.test_the_held_out_explained_variance_compares_v_with_each_responses_reward()],
+    ),
+    "heldout-ev-arguments-swapped": (
+        heldout_ev_arguments_swapped,
+        [lambda _: wiring.test_the_held_out_explained_variance_compares_v_with_each_responses_reward()],
+    ),
+    "old-logprobs-dropped": (
+        old_logprobs_dropped,
+        [lambda _: wiring.test_one_pass_of_several_minibatches_takes_the_ratio_against_the_sampling_policy()],
+    ),
+    "old-logprobs-recomputed-per-minibatch": (
+        old_logprobs_recomputed_per_minibatch,
+        [lambda _: wiring.test_one_pass_of_several_minibatches_takes_the_ratio_against_the_sampling_policy()],
+    ),
+    "minibatch-order-reused-across-passes": (first_order_for_every_pass, [wiring.test_every_pass_draws_a_fresh_order_of_whole_groups]),
 }
 CASES = {f"{name}-{index}": (plant, behaviour) for name, (plant, behaviours) in PLANTED_BUGS.items() for index, behaviour in enumerate(behaviours)}
 

@@ -7,14 +7,14 @@ from __future__ import annotations
 import itertools
 
 import pytest
-from synthetic_results import around, set_values, shipped
+from synthetic_results import around, drop_metric, set_values, shipped
 
-from grpo_lab.experiments.findings import ACC, FAILS, HOLDS, PARTLY, UNTESTED
+from grpo_lab.experiments.findings import ACC, FAILS, HOLDS, PARTLY, SMALL_EFFECT, UNTESTED
 from grpo_lab.experiments.rules import critic
 
 DIRECTIONS = ("higher", "lower", "same")
 SEEDS = 8  # at least every shipped cell's seeds, so set_values replaces them all
-GP, FIT, SMALL = "grpo-vs-ppo", "critic-fit", "small-group-remedies"
+GP, FIT, SMALL, SHAPE = "grpo-vs-ppo", "critic-fit", "small-group-remedies", "batch-shape"
 
 
 def verdict(finding) -> str:
@@ -117,13 +117,16 @@ def test_tradeoff_seeds_that_never_reached_the_target_count():
     assert responses.direction() == "same"
 
 
-# --- critic_without_groups: PPO learns (> start + 0.05), not lower than GRPO ---------------------------------------
+# --- critic_without_groups: PPO learns (> start + 0.05), not below GRPO, above the EMA control once or reused ---------
 
 
-def learning_results(ppo_late: float) -> dict:
+def learning_results(ppo_late: float, control_gap: float = 0.05) -> dict:
+    """PPO (once and reused) and GRPO at ``ppo_late`` from a start of 0.5; the EMA control on PPO's batch (once and
+    reused) ``control_gap`` below PPO."""
     results = shipped(GP)
     put(results, GP, "initial_eval_accuracy", {"ppo": [0.5] * SEEDS})
-    return put(results, GP, ACC, {"ppo": tight(ppo_late), "grpo": tight(ppo_late)})
+    put(results, GP, ACC, {"ppo": tight(ppo_late), "grpo": tight(ppo_late), "ppo-reuse": tight(ppo_late)})
+    return put(results, GP, ACC, {"ema": tight(ppo_late - control_gap), "ema-reuse": tight(ppo_late - control_gap)})
 
 
 def test_critic_without_groups_learning_line():
@@ -131,10 +134,23 @@ def test_critic_without_groups_learning_line():
     assert verdict(critic.critic_without_groups(learning_results(0.547))) == FAILS
 
 
+def test_critic_without_groups_decides_on_grpo_then_the_control_once_and_reused():
+    results = learning_results(0.7)
+    put(results, GP, ACC, {"ppo": tight(0.7), "grpo": tight(0.61), "ema": tight(0.66), "ppo-reuse": tight(0.8), "ema-reuse": tight(0.72)})
+    finding = critic.critic_without_groups(results)
+    assert [c.metric for c in finding.deciding] == [ACC] * 3
+    # PPO - GRPO, PPO - EMA (one pass), reused PPO - reused EMA
+    assert [c.difference for c in finding.deciding] == pytest.approx([0.09, 0.04, 0.08])
+    assert [c.difference for c in finding.auxiliary] == pytest.approx([0.1, 0.06])  # what reuse gains, with and without a critic
+
+
 def test_critic_without_groups_judge():
-    learns, flat = critic.critic_without_groups(learning_results(0.6)), critic.critic_without_groups(learning_results(0.52))
-    assert [learns.judge(d)[0] for d in DIRECTIONS] == [HOLDS, PARTLY, HOLDS]
-    assert [flat.judge(d)[0] for d in DIRECTIONS] == [FAILS, FAILS, FAILS]
+    for ppo_late, learns in ((0.6, True), (0.52, False)):
+        finding = critic.critic_without_groups(learning_results(ppo_late))
+        for grpo_dir, ema_dir, ema_reuse_dir in itertools.product(DIRECTIONS, repeat=3):
+            critic_adds = "higher" in (ema_dir, ema_reuse_dir)
+            expected = (HOLDS if grpo_dir != "lower" and critic_adds else PARTLY) if learns else FAILS
+            assert finding.judge(grpo_dir, ema_dir, ema_reuse_dir)[0] == expected, (ppo_late, grpo_dir, ema_dir, ema_reuse_dir)
 
 
 def test_critic_without_groups_end_to_end():
@@ -143,16 +159,30 @@ def test_critic_without_groups_end_to_end():
     assert verdict(critic.critic_without_groups(results)) == PARTLY
     put(results, GP, ACC, {"grpo": around(0.75, 0.15, SEEDS)})  # the same gap, 15 points of spread
     assert verdict(critic.critic_without_groups(results)) == HOLDS
+    put(results, GP, ACC, {"ema": around(0.65, 0.15, SEEDS), "ema-reuse": around(0.65, 0.15, SEEDS)})  # PPO's lead within noise
+    assert verdict(critic.critic_without_groups(results)) == PARTLY
+    put(results, GP, ACC, {"ema": tight(0.75), "ema-reuse": tight(0.75)})  # the control ahead of PPO
+    assert verdict(critic.critic_without_groups(results)) == PARTLY
 
 
-def test_critic_without_groups_ema_control_never_decides():
+@pytest.mark.parametrize("control", ["ema", "ema-reuse"])
+@pytest.mark.parametrize(("lead", "expected"), [(SMALL_EFFECT * 1.2, HOLDS), (SMALL_EFFECT * 0.8, PARTLY)])
+def test_critic_without_groups_smallest_lead_over_the_control_that_counts(control, lead, expected):
+    results = learning_results(0.7, control_gap=0.0)  # the control level with PPO, once and reused
+    assert verdict(critic.critic_without_groups(results)) == PARTLY
+    put(results, GP, ACC, {control: tight(0.7 - lead)})
+    assert verdict(critic.critic_without_groups(results)) == expected
+
+
+def test_critic_without_groups_reuse_gains_never_decide():
     results = learning_results(0.7)
-    put(results, GP, ACC, {"ema": tight(0.7)})
     before = critic.critic_without_groups(results)
-    put(results, GP, ACC, {"ema": tight(0.8)})
+    put(results, GP, ACC, {"ppo-reuse": tight(0.8), "ema-reuse": tight(0.75)})  # both gain 10 points from reuse, same gap
     after = critic.critic_without_groups(results)
-    assert before.auxiliary[0].direction() == "same" and after.auxiliary[0].direction() == "lower"
-    assert verdict(after) == verdict(before)
+    assert [c.direction() for c in before.auxiliary] == ["same", "same"]
+    assert [c.direction() for c in after.auxiliary] == ["higher", "higher"]
+    assert [c.direction() for c in after.deciding] == [c.direction() for c in before.deciding]
+    assert verdict(after) == verdict(before) == HOLDS
 
 
 # --- grpo_stability -------------------------------------------------------------------------------------------------
@@ -200,24 +230,69 @@ def test_group_baseline_in_ppo_monte_carlo_arm_never_decides():
     assert verdict(after) == verdict(before) == HOLDS
 
 
-# --- long_text_ppo -----------------------------------------------------------------------------------------------------
+# --- long_text_ppo: the critic against a learner without one on the same batch shape and reuse ------------------------
+
+AUC = "eval_accuracy_auc"
+# (critic cell, critic-free cell) in the order they decide, each in late accuracy then AUC
+LONG_PAIRS = (("ppo-reuse", "ema-reuse"), ("ppo", "ema"), ("ppo-g8", "grpo"))
+
+
+def long_results(critic_mean: float = 0.4, free_mean: float = 0.35) -> dict:
+    """Long-answer grpo-vs-ppo: every critic cell of LONG_PAIRS at ``critic_mean``, every critic-free one at ``free_mean``,
+    in late accuracy and AUC."""
+    results = shipped(GP, regime="long-answer")
+    for metric in (ACC, AUC):
+        for critic_id, free_id in LONG_PAIRS:
+            put(results, GP, metric, {critic_id: tight(critic_mean), free_id: tight(free_mean)})
+    return results
+
+
+def test_long_text_decides_on_the_matched_pairs_only():
+    results = shipped(GP, regime="long-answer")
+    accuracy = {"ppo-reuse": 0.5, "ema-reuse": 0.41, "ppo": 0.45, "ema": 0.43, "ppo-g8": 0.4, "grpo": 0.37}
+    auc = {"ppo-reuse": 0.3, "ema-reuse": 0.28, "ppo": 0.33, "ema": 0.27, "ppo-g8": 0.2, "grpo": 0.19}
+    for metric, means in ((ACC, accuracy), (AUC, auc)):
+        put(results, GP, metric, {cell_id: tight(mean) for cell_id, mean in means.items()})
+    finding = critic.long_text_ppo(results)
+    assert [c.metric for c in finding.deciding] == [ACC, AUC] * 3
+    assert [c.difference for c in finding.deciding] == pytest.approx([0.09, 0.02, 0.02, 0.06, 0.03, 0.01])
 
 
 def test_long_text_judge():
-    finding = critic.long_text_ppo(shipped(GP, regime="long-answer"))
-    assert len(finding.deciding) == 4
-    for directions in itertools.product(DIRECTIONS, repeat=4):
+    finding = critic.long_text_ppo(long_results())
+    assert len(finding.deciding) == 6
+    for directions in itertools.product(DIRECTIONS, repeat=6):
         ahead = directions.count("higher")
-        assert finding.judge(*directions)[0] == (HOLDS if ahead == 4 else PARTLY if ahead else FAILS), directions
+        assert finding.judge(*directions)[0] == (HOLDS if ahead == 6 else PARTLY if ahead else FAILS), directions
 
 
 def test_long_text_end_to_end():
-    results = shipped(GP, regime="long-answer")
-    for metric in (ACC, "eval_accuracy_auc"):
-        put(results, GP, metric, {"ppo": tight(0.4), "ppo-reuse": tight(0.4), "grpo": tight(0.35), "grpo-reuse": tight(0.35)})
+    results = long_results()
     assert verdict(critic.long_text_ppo(results)) == HOLDS
-    put(results, GP, "eval_accuracy_auc", {"grpo": around(0.35, 0.15, SEEDS)})  # one yardstick within noise
+    put(results, GP, AUC, {"grpo": around(0.35, 0.15, SEEDS)})  # one yardstick within noise
     assert verdict(critic.long_text_ppo(results)) == PARTLY
+    assert verdict(critic.long_text_ppo(long_results(0.35, 0.35))) == FAILS
+    assert verdict(critic.long_text_ppo(long_results(0.35, 0.4))) == FAILS
+
+
+@pytest.mark.parametrize(("lead", "expected"), [(SMALL_EFFECT * 1.2, HOLDS), (SMALL_EFFECT * 0.8, PARTLY)])
+def test_long_text_smallest_lead_that_counts(lead, expected):
+    results = put(long_results(), GP, ACC, {"ppo-g8": tight(0.35 + lead)})
+    assert verdict(critic.long_text_ppo(results)) == expected
+
+
+def test_long_text_comparisons_across_batch_shapes_never_decide():
+    """GRPO reused (16 prompts) is matched with no critic cell; GRPO once is compared only with the critic at its own
+    shape: far ahead of PPO at 128 prompts, neither changes the verdict."""
+    results = long_results()
+    for metric in (ACC, AUC):
+        put(results, GP, metric, {"grpo-reuse": tight(0.35)})
+    before = critic.long_text_ppo(results)
+    for metric in (ACC, AUC):
+        put(results, GP, metric, {"grpo-reuse": tight(0.9), "ppo-g8": tight(0.95), "grpo": tight(0.9)})
+    after = critic.long_text_ppo(results)
+    assert [c.direction() for c in after.deciding] == [c.direction() for c in before.deciding] == ["higher"] * 6
+    assert verdict(after) == verdict(before) == HOLDS
 
 
 # --- no_free_lunch ------------------------------------------------------------------------------------------------------
@@ -284,13 +359,22 @@ def test_group_mean_against_a_constant_with_as_many_seeds():
     assert verdict(critic.group_mean_is_a_value(noisy)) == PARTLY
 
 
-# --- critic_over_under_fits: best < 0.5 x oracle; pool train - held > 0.2 and held < 0 ----------------------------------
+# --- critic_over_under_fits: fresh token EV < 0.5 x the token ceiling (without one: best prompt EV < 0.5 x oracle); ---
+# --- pool train - held > 0.2 and held < 0 -------------------------------------------------------------------------------
 
 
-def fit_results(best: float, pool_train: float, pool_held: float) -> dict:
+def fit_results(best: float, pool_train: float, pool_held: float, fresh_held: float = 0.1, token_ceiling: float | None = None) -> dict:
+    """Prompt level: oracle 0.6, the best held-out V(prompt) ``best``; token level: the fresh critic's held-out EV
+    ``fresh_held`` against Monte-Carlo values of the same states ``token_ceiling`` (None: a result made before that
+    ceiling was measured); the fixed pool's training and held-out token EV."""
     results = shipped(FIT)
     set_values(results, FIT, "reference-fresh", "oracle_ev", tight(0.6))
     set_values(results, FIT, "reference-fresh", "best_critic_ev_prompt", [best] * SEEDS)
+    set_values(results, FIT, "reference-fresh", "critic_ev_token", [fresh_held] * SEEDS)
+    if token_ceiling is None:
+        drop_metric(results, FIT, "reference-fresh", "oracle_ev_token")
+    else:
+        set_values(results, FIT, "reference-fresh", "oracle_ev_token", [token_ceiling] * SEEDS)
     set_values(results, FIT, "reference-fixed-pool", "train_ev_token", [pool_train] * SEEDS)
     return set_values(results, FIT, "reference-fixed-pool", "critic_ev_token", [pool_held] * SEEDS)
 
@@ -306,10 +390,33 @@ def fit_results(best: float, pool_train: float, pool_held: float) -> dict:
         (0.31, 0.097, -0.1, FAILS),
     ],
 )
-def test_critic_fit_lines(best, pool_train, pool_held, expected):
+def test_critic_fit_lines_without_the_token_ceiling(best, pool_train, pool_held, expected):
+    """A result without oracle_ev_token: under-fitting at the prompt level, whatever the fresh critic's token EV (0.1)."""
     finding = critic.critic_over_under_fits(fit_results(best, pool_train, pool_held))
     assert finding.deciding == ()
     assert verdict(finding) == expected
+
+
+@pytest.mark.parametrize(
+    ("fresh_held", "best", "pool_train", "expected"),
+    [
+        (0.399, 0.59, 0.5, HOLDS),  # just below half the token ceiling (0.8): under-fits, though near the prompt oracle
+        (0.401, 0.01, 0.5, PARTLY),  # just above it: does not, though far below the prompt oracle
+        (0.399, 0.59, 0.097, PARTLY),
+        (0.401, 0.01, 0.097, FAILS),
+    ],
+)
+def test_critic_fit_under_fitting_at_the_token_level(fresh_held, best, pool_train, expected):
+    finding = critic.critic_over_under_fits(fit_results(best, pool_train, -0.1, fresh_held, token_ceiling=0.8))
+    assert finding.deciding == ()
+    assert verdict(finding) == expected
+
+
+def test_critic_fit_token_ceiling_missing_in_every_seed_falls_back_to_the_prompt_level():
+    results = fit_results(0.31, 0.097, -0.1, fresh_held=0.1, token_ceiling=0.8)
+    assert verdict(critic.critic_over_under_fits(results)) == PARTLY  # 0.1 < 0.4: under-fits at the token level
+    set_values(results, FIT, "reference-fresh", "oracle_ev_token", [None] * SEEDS)
+    assert verdict(critic.critic_over_under_fits(results)) == FAILS  # 0.31 > 0.3: not at the prompt level
 
 
 # --- critic_wins_on_noisy_rewards: noisy gap > exact gap + SMALL_EFFECT ---------------------------------------------------
@@ -391,3 +498,100 @@ def test_faster_unreached_seeds_count():
 def test_faster_not_tested_when_no_learner_reached_the_target():
     finding = critic.faster_than_ppo(speed_results([None] * SEEDS, [None] * SEEDS))
     assert verdict(finding) == UNTESTED
+
+
+# --- shape_not_critic: some shape comparison differs, no critic comparison higher ---------------------------------------
+
+REUSE_SETTINGS = ("once", "reuse")
+
+
+def expected_shape(*directions: str) -> str:
+    shape_matters, critic_wins = any(d != "same" for d in directions[:4]), "higher" in directions[4:]
+    return HOLDS if shape_matters and not critic_wins else PARTLY if shape_matters else FAILS
+
+
+def shape_results(shape_gap: float, critic_gap: float, spread: float = 0.0) -> dict:
+    """Late accuracy on the batch-shape grid, once and reused: the EMA baseline at 0.6 with 16 prompts x 8 and at
+    0.6 + ``shape_gap`` with 128 x 1, the critic ``critic_gap`` above it at each; ``spread``: every cell's std over
+    seeds (0: tight)."""
+    results = shipped(SHAPE)
+    for reuse in REUSE_SETTINGS:
+        for prompts, ema in ((16, 0.6), (128, 0.6 + shape_gap)):
+            for baseline, mean in (("ema", ema), ("critic", ema + critic_gap)):
+                put(results, SHAPE, ACC, {f"{baseline}-p{prompts}-{reuse}": around(mean, spread, SEEDS) if spread else tight(mean)})
+    return results
+
+
+def test_shape_not_critic_decides_on_four_shape_then_four_critic_comparisons():
+    results = shipped(SHAPE)
+    means = {  # (baseline, prompts, reuse): late accuracy
+        ("ema", 16, "once"): 0.6, ("ema", 128, "once"): 0.7, ("critic", 16, "once"): 0.62, ("critic", 128, "once"): 0.66,
+        ("ema", 16, "reuse"): 0.55, ("ema", 128, "reuse"): 0.73, ("critic", 16, "reuse"): 0.58, ("critic", 128, "reuse"): 0.64,
+    }  # fmt: skip
+    put(results, SHAPE, ACC, {f"{b}-p{P}-{reuse}": tight(mean) for (b, P, reuse), mean in means.items()})
+    put(results, SHAPE, ACC, {"zscore-p16-once": tight(0.5)})
+    finding = critic.shape_not_critic(results)
+    assert [c.metric for c in finding.deciding] == [ACC] * 8
+    # 128 prompts - 16 for the critic then EMA, once then reused; the critic - EMA at 16 then 128, once then reused
+    assert [c.difference for c in finding.deciding] == pytest.approx([0.04, 0.1, 0.06, 0.18, 0.02, -0.04, 0.03, -0.09])
+    assert [c.difference for c in finding.auxiliary] == pytest.approx([0.12])  # the critic against z-score at 16 prompts
+
+
+def test_shape_not_critic_judge():
+    finding = critic.shape_not_critic(shape_results(0.05, 0.0))
+    for directions in itertools.product(DIRECTIONS, repeat=8):
+        assert finding.judge(*directions)[0] == expected_shape(*directions), directions
+
+
+@pytest.mark.parametrize(
+    ("shape_gap", "critic_gap", "expected"),
+    [
+        (0.05, 0.0, HOLDS),  # the shape matters, the critic does not
+        (-0.05, 0.0, HOLDS),  # fewer prompts better: the shape matters all the same
+        (0.05, -0.05, HOLDS),  # the critic behind the EMA baseline is no win for it
+        (0.0, 0.05, FAILS),  # the critic matters, the shape does not
+        (0.05, 0.05, PARTLY),  # both
+        (0.0, 0.0, FAILS),  # neither: nothing beyond noise (the table's power step may read it 'not detected')
+    ],
+)
+def test_shape_not_critic_each_verdict_end_to_end(shape_gap, critic_gap, expected):
+    assert verdict(critic.shape_not_critic(shape_results(shape_gap, critic_gap))) == expected
+
+
+def test_shape_not_critic_effects_within_noise_do_not_count():
+    assert verdict(critic.shape_not_critic(shape_results(0.05, 0.0, spread=0.15))) == FAILS
+    assert verdict(critic.shape_not_critic(shape_results(0.0, 0.05, spread=0.15))) == FAILS
+
+
+@pytest.mark.parametrize(("gap", "expected"), [(SMALL_EFFECT * 1.2, HOLDS), (SMALL_EFFECT * 0.8, FAILS)])
+def test_shape_not_critic_smallest_shape_effect_that_counts(gap, expected):
+    results = shape_results(0.0, 0.0)
+    put(results, SHAPE, ACC, {"ema-p128-reuse": tight(0.6 + gap), "critic-p128-reuse": tight(0.6 + gap)})  # one setting's shape only
+    assert verdict(critic.shape_not_critic(results)) == expected
+
+
+@pytest.mark.parametrize(("shape_gap", "lead", "expected"), [(0.05, 1.2, PARTLY), (0.05, 0.8, HOLDS), (0.0, 1.2, FAILS), (0.0, 0.8, FAILS)])
+def test_shape_not_critic_smallest_critic_lead_that_counts(shape_gap, lead, expected):
+    """The critic ahead in one pass only, at both shapes (ahead at one shape alone would also make a shape effect)."""
+    gain = lead * SMALL_EFFECT
+    results = put(
+        shape_results(shape_gap, 0.0), SHAPE, ACC, {"critic-p16-once": tight(0.6 + gain), "critic-p128-once": tight(0.6 + shape_gap + gain)}
+    )
+    assert verdict(critic.shape_not_critic(results)) == expected
+
+
+def test_shape_not_critic_other_shapes_and_baselines_never_decide():
+    """The middle shapes (32 and 64 prompts), the group baselines and the Monte-Carlo value: far ahead, no verdict moves;
+    z-score at 16 prompts is quoted only."""
+    for shape_gap, critic_gap in ((0.05, 0.0), (0.0, 0.05), (0.0, 0.0)):
+        results = shape_results(shape_gap, critic_gap)
+        put(results, SHAPE, ACC, {"zscore-p16-once": tight(0.6 + critic_gap)})
+        before = critic.shape_not_critic(results)
+        deciding_cells = {f"{b}-p{P}-{reuse}" for b in ("ema", "critic") for P in (16, 128) for reuse in REUSE_SETTINGS}
+        others = [c["id"] for c in results[SHAPE]["cells"] if c["id"] not in deciding_cells]
+        assert {"critic-p32-once", "ema-p64-reuse", "zscore-p16-once", "rloo-p16-reuse", "mc-value-p128-once"} <= set(others)
+        put(results, SHAPE, ACC, {cell_id: tight(0.95) for cell_id in others})
+        after = critic.shape_not_critic(results)
+        assert before.auxiliary[0].direction() == "same" and after.auxiliary[0].direction() == "lower"
+        assert [c.direction() for c in after.deciding] == [c.direction() for c in before.deciding]
+        assert verdict(after) == verdict(before)

@@ -6,10 +6,10 @@ from __future__ import annotations
 import math
 
 import pytest
-from synthetic_results import around, set_values, shipped
+from synthetic_results import around, drop_metric, set_values, shipped
 
 from grpo_lab.experiments.findings import ACC, FAILS, HOLDS, PARTLY, SMALL_EFFECT, UNTESTED
-from grpo_lab.experiments.rules.sigma import DAPO_SETTINGS, dapo_cells, dapo_filter, dapo_refill, epsilon_fixes, sigma_explodes
+from grpo_lab.experiments.rules.sigma import DAPO_SETTINGS, DROPPED, dapo_cells, dapo_filter, dapo_refill, epsilon_fixes, sigma_explodes
 
 NAME = "sigma-to-zero"
 PREFIXES = [prefix for _, prefix in DAPO_SETTINGS]
@@ -118,20 +118,24 @@ def test_epsilon_fixes_accuracy_is_auxiliary(tiny_acc, direction):
     assert verdict(finding) == HOLDS
 
 
-# --- dapo_filter / dapo_refill: per setting, late accuracy with the variant against the plain run ----------------------
+# --- dapo_filter / dapo_refill: per setting where the filter fired, late accuracy with the variant against the plain run -
 
 
-def settled(variant: str, treated: dict | None = None, spread: float = 0.001, n: int = 5) -> dict:
-    """Every setting's plain and ``variant`` cells at 0.75 ± spread; treated: {id prefix: the variant's mean} to move."""
+def settled(variant: str, treated: dict | None = None, spread: float = 0.001, n: int = 5, fired: dict | None = None) -> dict:
+    """Every setting's plain and ``variant`` cells at 0.75 ± spread; treated: {id prefix: the variant's mean} to move;
+    fired: {id prefix: the plain run's per-seed share of groups all right or all wrong (n values)}, 0.2 in every seed
+    where not given (the filter fires in every setting)."""
     results = shipped(NAME)
     for prefix in PREFIXES:
-        set_values(results, NAME, f"{prefix}-eps0.0001-add", ACC, around(0.75, spread, n))
+        plain = f"{prefix}-eps0.0001-add"
+        set_values(results, NAME, plain, ACC, around(0.75, spread, n))
+        set_values(results, NAME, plain, DROPPED, (fired or {}).get(prefix, [0.2] * n))
         set_values(results, NAME, f"{prefix}-{variant}", ACC, around((treated or {}).get(prefix, 0.75), spread, n))
     return results
 
 
 def test_dapo_filter_judge():
-    judge = dapo_filter(shipped(NAME)).judge
+    judge = dapo_filter(settled("filter")).judge
     assert judge("same", "same", "same", "same")[0] == FAILS
     assert judge("lower", "lower", "lower", "lower")[0] == FAILS
     assert judge("same", "same", "same", "higher")[0] == HOLDS
@@ -139,7 +143,7 @@ def test_dapo_filter_judge():
 
 
 def test_dapo_refill_judge():
-    judge = dapo_refill(shipped(NAME)).judge
+    judge = dapo_refill(settled("refill")).judge
     assert judge("same", "same", "same", "same")[0] == FAILS
     assert judge("lower", "same", "same", "same")[0] == FAILS
     assert judge("same", "higher", "same", "same")[0] == HOLDS
@@ -178,8 +182,34 @@ def test_dapo_clear_loss_never_holds(rule):
 
 
 @pytest.mark.parametrize(("variant", "rule"), [("filter", dapo_filter), ("refill", dapo_refill)])
+def test_dapo_leaves_out_a_setting_whose_filter_never_fired(variant, rule):
+    """partial: no group all right or all wrong in any seed of the plain run (whatever the variant's own run logged),
+    so its clear gain cannot decide; noisy: such groups in one seed, rarely, so the same gain there decides."""
+    n = 3
+    results = settled(variant, {"partial": 0.9}, n=n, fired={"partial": [0.0] * n, "noisy": [0.0, 0.0, 0.001]})
+    set_values(results, NAME, f"partial-{variant}", DROPPED, [0.3] * n)
+    assert [setting for setting, _, _ in dapo_cells(results, variant)] == [words for words, prefix in DAPO_SETTINGS if prefix != "partial"]
+    finding = rule(results)
+    assert [c.direction() for c in finding.deciding] == ["same"] * 3
+    assert verdict(finding) == FAILS
+    set_values(results, NAME, f"noisy-{variant}", ACC, around(0.9, 0.001, n))
+    assert verdict(rule(results)) == HOLDS
+
+
+@pytest.mark.parametrize(("variant", "rule"), [("filter", dapo_filter), ("refill", dapo_refill)])
+def test_dapo_not_tested_on_a_result_without_the_share_dropped(variant, rule):
+    results = settled(variant, {"exact": 0.9})  # a clear gain
+    assert verdict(rule(results)) == HOLDS
+    for prefix in PREFIXES:
+        drop_metric(results, NAME, f"{prefix}-eps0.0001-add", DROPPED)
+    assert dapo_cells(results, variant) == []
+    finding = rule(results)
+    assert (finding.deciding, verdict(finding)) == ((), UNTESTED)
+
+
+@pytest.mark.parametrize(("variant", "rule"), [("filter", dapo_filter), ("refill", dapo_refill)])
 def test_dapo_settings_the_result_lacks(variant, rule):
-    results = shipped(NAME)
+    results = settled(variant)
     results[NAME]["cells"] = [c for c in results[NAME]["cells"] if not c["id"].startswith("weak-")]
     assert [setting for setting, _, _ in dapo_cells(results, variant)] == [words for words, prefix in DAPO_SETTINGS if prefix != "weak"]
     assert len(rule(results).deciding) == 3

@@ -266,40 +266,116 @@ def test_pretraining_is_deterministic():
         assert torch.equal(a, b)
 
 
-@pytest.mark.slow  # pretrains the sparse recipe twice (260 steps, about 5 s each)
+@pytest.mark.slow  # pretrains the sparse recipe twice by its rule (about 260 steps, 5-10 s each)
 def test_pretrain_rebuilds_a_reference_bit_for_bit_on_the_machine_running_it(tmp_path):
-    """The sparse recipe built twice, with the caller at 1 and at 2 torch threads, gives the same file
-    (pretrain pins its own threads). Bytes are not compared with the shipped file: on another CPU
-    torch's kernels sum in another order and this chaotic run lands elsewhere (data/README.md)."""
+    """The sparse reference built twice by its start rule, with the caller at 1 and at 2 torch threads,
+    gives the same file at the same step (pretrain pins its own threads, its evaluations too). Bytes
+    are not compared with the shipped file: on another CPU torch's kernels sum in another order and
+    this chaotic run lands elsewhere (data/README.md)."""
 
     from grpo_lab.checks.checkpoints import save_policy
     from grpo_lab.checks.files import sha256_of
-    from grpo_lab.pretrain import PRETRAIN_THREADS, RECIPES, pretrain
+    from grpo_lab.pretrain import PRETRAIN_THREADS, START_RULES, pretrain_reference
 
     previous = torch.get_num_threads()
-    digests, accuracies = [], []
+    digests, builds = [], []
     try:
         for caller_threads in (1, 2):
             torch.set_num_threads(caller_threads)
-            policy, accuracy = pretrain(RECIPES["sparse"])
+            policy, accuracy, steps = pretrain_reference("sparse")
             assert torch.get_num_threads() == caller_threads  # restored
             metadata = {"name": "sparse", "torch_threads": PRETRAIN_THREADS}
             digests.append(sha256_of(save_policy(policy, tmp_path / f"sparse-{caller_threads}.pt", metadata)))
-            accuracies.append(accuracy)
+            builds.append((accuracy, steps))
     finally:
         torch.set_num_threads(previous)
-    assert digests[0] == digests[1] and accuracies[0] == accuracies[1]
-    assert 0.0 < accuracies[0] < 1.0  # a trained, unfinished policy: the rule picks a step where it is learning
+    assert digests[0] == digests[1] and builds[0] == builds[1]
+    accuracy, steps = builds[0]
+    rule_accuracy, every, most_steps = START_RULES["sparse"]
+    assert rule_accuracy <= accuracy < 1.0 and steps % every == 0 and steps < most_steps  # stopped by its rule, still learning
+
+
+def test_a_start_rule_stops_pretraining_at_the_first_checkpoint_at_or_above_its_accuracy(monkeypatch):
+    """checkpoint_evaluator, on scripted accuracies: it evaluates every N steps, and with stop_at ends
+    pretraining at the first checkpoint at or above it, with the weights of a run of that many steps."""
+    import itertools
+
+    import grpo_lab.pretrain as pretrain_module
+    from grpo_lab.pretrain import PretrainRecipe, checkpoint_evaluator, pretrain
+
+    def scripted(*accuracies):
+        reports = itertools.chain(accuracies, itertools.repeat(0.0))  # what each evaluation reports, in order
+        monkeypatch.setattr(pretrain_module, "eval_accuracy", lambda policy, task: next(reports))
+
+    recipe, task = PretrainRecipe("test", steps=12, batch_size=8), Task.parse("2d+")
+    scripted(0.1, 0.49, 0.5, 0.9)
+    checkpoints = []
+    stopped, _ = pretrain(recipe, after_step=checkpoint_evaluator(task, 3, checkpoints, stop_at=0.5))
+    assert checkpoints == [{"step": 3, "eval_accuracy": 0.1}, {"step": 6, "eval_accuracy": 0.49}, {"step": 9, "eval_accuracy": 0.5}]
+    plain, _ = pretrain(replace(recipe, steps=9))
+    for a, b in zip(stopped.state_dict().values(), plain.state_dict().values()):
+        assert torch.equal(a, b)
+    scripted(0.1, 0.9, 0.2, 0.3)
+    checkpoints = []
+    pretrain(recipe, after_step=checkpoint_evaluator(task, 3, checkpoints))  # a scan: no stop_at, every checkpoint
+    assert [point["eval_accuracy"] for point in checkpoints] == [0.1, 0.9, 0.2, 0.3]
+
+
+def test_pretrain_out_writes_a_rule_built_reference_elsewhere_and_a_rule_never_met_is_one_line(monkeypatch, tmp_path, capsys):
+    import grpo_lab.pretrain as pretrain_module
+    import grpo_lab.task as task_module
+    from grpo_lab.cli import main
+    from grpo_lab.pretrain import PretrainRecipe
+
+    # where a rebuild without --out would go, away from the shipped files in case --out is ignored
+    monkeypatch.setattr(pretrain_module, "reference_path", lambda name: tmp_path / "reference" / f"{name}.pt")
+    monkeypatch.setattr(pretrain_module, "record_checksum", lambda path: pytest.fail("--out records no checksum"))
+    monkeypatch.setitem(pretrain_module.RECIPES, "default", PretrainRecipe("default", steps=6, batch_size=8))
+    monkeypatch.setitem(pretrain_module.START_RULES, "default", (0.5, 2, 10))
+    monkeypatch.setattr(task_module, "write_eval_set", lambda task: pytest.fail("--out writes the policy only"))
+    reports = iter([0.2, 0.6, 0.6])  # checkpoints at steps 2 and 4, then the final evaluation
+    monkeypatch.setattr(pretrain_module, "eval_accuracy", lambda policy, task: next(reports))
+    assert main(["pretrain", "--only", "default", "--out", str(tmp_path / "default.pt")]) == 0
+    metadata = load_policy(tmp_path / "default.pt").metadata
+    assert (metadata["steps"], metadata["eval_accuracy"]) == (4, 0.6)  # the rule's step, not the recipe's 6
+    assert not (tmp_path / "reference").exists()
+    monkeypatch.setattr(pretrain_module, "eval_accuracy", lambda policy, task: 0.3)
+    capsys.readouterr()
+
+    def error_line() -> str:  # stderr also holds the progress bar
+        (line,) = [line for line in capsys.readouterr().err.splitlines() if line.startswith("error:")]
+        return line
+
+    assert main(["pretrain", "--only", "default", "--out", str(tmp_path / "never.pt")]) == 2
+    assert_one_line_naming(error_line(), "default", "0.5", "10 steps", "START_RULES")
+    assert not (tmp_path / "never.pt").exists()
+    assert main(["pretrain", "--out", str(tmp_path / "which.pt")]) == 2  # --out names one reference: --only is needed
+    assert_one_line_naming(error_line(), "--out", "--only")
+
+
+@pytest.mark.slow  # pretrains default by its rule: about 300 steps, each one evaluated (15-40 s)
+def test_default_rebuilt_by_its_rule_lands_near_the_shipped_accuracy():
+    """default.pt is older than its rule and no rebuild gives its bytes, but its rule, the first step at
+    or above its accuracy, lands within 0.05 of the shipped file's greedy accuracy (data/README.md)."""
+    from grpo_lab.pretrain import START_RULES, pretrain_reference
+    from grpo_lab.task import eval_accuracy
+
+    shipped = eval_accuracy(load_reference_policy("default"), Task.parse("2d+"))
+    _, accuracy, steps = pretrain_reference("default")
+    assert accuracy >= START_RULES["default"][0] and steps < START_RULES["default"][2]
+    assert abs(accuracy - shipped) <= 0.05, (accuracy, steps, shipped)
 
 
 def test_shipped_later_references_record_how_they_were_built():
     from grpo_lab.checks.checkpoints import reference_path
-    from grpo_lab.pretrain import PRETRAIN_THREADS, RECIPES
+    from grpo_lab.pretrain import PRETRAIN_THREADS, RECIPES, START_RULES
 
     for name in ("sparse", "long"):
         metadata = torch.load(reference_path(name), weights_only=True)["metadata"]
         assert metadata["torch_threads"] == PRETRAIN_THREADS and metadata["steps"] == RECIPES[name].steps
         assert metadata["command"] == f"python -m grpo_lab pretrain --only {name}"
+        accuracy, every, _ = START_RULES[name]  # built by its rule: a checkpoint of its grid at or above its accuracy
+        assert metadata["eval_accuracy"] >= accuracy and metadata["steps"] % every == 0
 
 
 def test_plain_pretrain_leaves_the_references_every_cached_result_starts_from(monkeypatch, tmp_path):
@@ -310,7 +386,7 @@ def test_plain_pretrain_leaves_the_references_every_cached_result_starts_from(mo
 
     shipped = policy_module.reference_path
     rebuilt = []
-    monkeypatch.setattr(pretrain_module, "write_reference", lambda name, bar: (rebuilt.append(name), (shipped(name), 0.0))[1])
+    monkeypatch.setattr(pretrain_module, "write_reference", lambda name, bar, out: (rebuilt.append(name), (shipped(name), 0.0))[1])
     monkeypatch.setattr(task_module, "write_eval_set", lambda task: None)
     assert main(["pretrain"]) == 0
     assert rebuilt == []  # all four are shipped: a rebuild on another CPU would land elsewhere (data/README.md)

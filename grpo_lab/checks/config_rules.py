@@ -11,11 +11,11 @@ from pathlib import Path, PurePath
 
 from ..core.advantages import BASELINES, EPS_MODES, GROUP_BASELINES, STD_SCOPES, VALUE_BASELINES
 from ..core.config import TrainConfig
-from ..core.critic import CRITIC_SCHEDULES
+from ..core.critic import CRITIC_SCHEDULES, CRITIC_TRUNKS, SAME_AS_GAE_LAMBDA
 from ..core.losses import LOSS_AGGREGATIONS
 from ..core.probes import probe_chunks
 from ..errors import ConfigError
-from ..task import REWARD_KINDS, Task
+from ..task import MAX_PROMPT_POOL, REWARD_KINDS, Task, largest_pool
 from .arguments import SMALLEST_STD_EPS
 from .devices import available_devices, resolve_device
 from .memory import USABLE_FRACTION, available_bytes, step_bytes
@@ -43,6 +43,11 @@ def config_rules(config: TrainConfig) -> list[tuple[str, Callable[[object], bool
     # a prompts_per_step of the wrong type is refused by its own rule first
     most_minibatches = min(256, config.prompts_per_step) if is_of_kind(config.prompts_per_step, "int") and config.prompts_per_step >= 1 else 256
 
+    try:  # a bad task is refused by its own rule first; the eval set is read only for a pool
+        pool_limit = largest_pool(Task.parse(config.task)) if is_of_kind(config.prompt_pool, "int") and config.prompt_pool else MAX_PROMPT_POOL
+    except (ConfigError, TypeError):
+        pool_limit = 0
+
     def between(low: float, high: float) -> Callable[[float], bool]:
         return lambda value: math.isfinite(value) and low <= value <= high
 
@@ -69,6 +74,11 @@ def config_rules(config: TrainConfig) -> list[tuple[str, Callable[[object], bool
         ),
         ("prompts_per_step", between(1, MAX_PROMPTS_PER_STEP), f"must be an integer from 1 to {MAX_PROMPTS_PER_STEP}"),
         (
+            "prompt_pool",
+            between(0, pool_limit),
+            f"must be 0 (fresh problems every step) or an integer from 1 to {pool_limit} (the task's problems outside its eval set, at most {MAX_PROMPT_POOL})",
+        ),
+        (
             "std_eps",
             lambda value: value == 0 or between(SMALLEST_STD_EPS, 10)(value),
             f"must be 0 or between {SMALLEST_STD_EPS:.3g} (below it float32 rounds it to 0 or loses its precision) and 10 (TRL uses 1e-4)",
@@ -92,6 +102,19 @@ def config_rules(config: TrainConfig) -> list[tuple[str, Callable[[object], bool
         ("critic_epochs", between(1, 64), "must be an integer from 1 to 64"),
         ("critic_minibatches", between(1, 256), "must be an integer from 1 to 256"),
         ("value_clip", between(0, 100), "must be between 0 (off) and 100"),
+        ("critic_trunk", *one_of(CRITIC_TRUNKS)),
+        ("vf_coef", lambda value: 0 < value <= 100, "must be in (0, 100] (CleanRL's 0.5)"),
+        (
+            "critic_lambda",
+            lambda value: value == SAME_AS_GAE_LAMBDA or 0 <= value <= 1,
+            f"must be in [0, 1] (VAPO's critic: 1.0), or {SAME_AS_GAE_LAMBDA:g} for the same as gae_lambda",
+        ),
+        (
+            "critic_warmup_steps",
+            lambda value: 0 <= value <= 1000 and (value == 0 or config.baseline == "critic" and config.critic_trunk == "separate"),
+            "must be an integer from 0 (off) to 1000, and needs baseline='critic' with critic_trunk='separate' (a shared trunk is the policy, "
+            "which must not move before its first update)",
+        ),
         ("max_grad_norm", lambda value: math.isfinite(value) and value > 0, "must be > 0"),
         ("steps", between(1, 100_000), "must be an integer from 1 to 100000"),
         ("temperature", between(0.05, 10), "must be between 0.05 and 10"),

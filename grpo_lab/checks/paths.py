@@ -24,8 +24,9 @@ def find_data_dir() -> Path:
 
 
 DATA_DIR = find_data_dir()
-REFERENCE_NAMES = ("default", "weak", "sparse", "long")  # the shipped reference policies
-REFERENCE_TASKS = {"default": "2d+", "weak": "2d+", "sparse": "2d+", "long": "5d+"}  # the task each was pretrained on (its metadata says so too)
+REFERENCE_NAMES = ("default", "weak", "sparse", "long", "practice")  # the shipped reference policies
+# the task each was pretrained on (its metadata says so too)
+REFERENCE_TASKS = {"default": "2d+", "weak": "2d+", "sparse": "2d+", "long": "5d+", "practice": "3d+w"}
 REFERENCE_DIR = DATA_DIR / "reference"  # {name}.pt and checksums.json
 EVAL_DIR = DATA_DIR / "eval"  # {task}.json, the held-out problems
 RESULTS_DIR = DATA_DIR / "results"  # cached experiments ({name}.json, .png), claims.md

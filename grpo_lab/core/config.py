@@ -22,13 +22,20 @@ class TrainConfig:
     knob's help text (``field.metadata["help"]``) is that flag's ``--help`` line."""
 
     task: str = knob(
-        "2d+", "problems: '{digits}d{ops}', digits 1-5, ops from '+-*' (e.g. '2d+', '1d+-*'); the references read every task to 3 digits, 'long' to 5"
+        "2d+",
+        "problems: '{digits}d{ops}', digits 1-5, ops from '+-*' (e.g. '2d+', '1d+-*'), or '{digits}d+w' worked addition (e.g. '3d+w'); "
+        "the references read every task to 3 digits, 'long' to 5, 'practice' 3d+w",
     )
     reference: str = knob(
-        "default", "starting policy and KL anchor: 'default' (~50% accurate), 'sparse' (~30%), 'weak' (<15%), 'long' (5d+, ~28%), or a .pt path"
+        "default",
+        "starting policy and KL anchor: 'default' (~50% accurate), 'sparse' (~30%), 'weak' (<15%), 'long' (5d+, ~28%), 'practice' (3d+w, ~19%), "
+        "or a .pt path",
     )
     group_size: int = knob(8, "G, responses sampled per prompt (GRPO's group)")
     prompts_per_step: int = knob(16, "P, prompts per training step; a step samples P*G responses")
+    prompt_pool: int = knob(
+        0, "0: fresh problems every step; N: one fixed pool of N problems (seeded, never the eval set's) revisited epoch after epoch"
+    )
     baseline: str = knob("zscore", "none | mean | zscore | rloo | ema (core/advantages.py) | critic (core/critic.py) | mc_value (core/mc_value.py)")
     std_eps: float = knob(1e-4, "epsilon in the z-score's denominator (TRL 1e-4, verl 1e-6, OpenRLHF 1e-9)")
     std_scope: str = knob("group", "std over each group, or over the whole batch ('batch', TRL scale_rewards='batch')")
@@ -55,6 +62,18 @@ class TrainConfig:
     critic_epochs: int = knob(4, "passes of the critic over each batch (CleanRL's update_epochs); the critic needs many more updates than the policy")
     critic_minibatches: int = knob(4, "shuffled minibatches per critic pass, one Adam step each: epochs x minibatches critic updates per step")
     value_clip: float = knob(0.0, "PPO's clipped value loss: V moves at most this far from its sampling-time value per batch; 0 = off")
+    critic_trunk: str = knob(
+        "separate",
+        "'separate': the critic is its own copy of the reference; 'shared': a value head on the policy's hidden states, trained with it "
+        "(policy loss + vf_coef x value loss, one optimiser, the policy's lr and schedule)",
+    )
+    vf_coef: float = knob(0.5, "weight of the value loss in the joint loss of critic_trunk='shared' (CleanRL's vf_coef 0.5)")
+    critic_lambda: float = knob(-1.0, "lambda of the critic's return targets (VAPO: 1.0, the Monte-Carlo return); -1 = the same as gae_lambda")
+    critic_warmup_steps: int = knob(
+        0,
+        "VAPO's value pretraining: steps fitting the critic to the starting policy's responses before the first policy update "
+        "(counted in samples); 0 = off",
+    )
     max_grad_norm: float = knob(1.0, "gradient norm clip before each optimiser step (TRL default 1.0)")
     steps: int = knob(150, "training steps")
     temperature: float = knob(1.0, "sampling temperature of the responses (evaluation is greedy)")
@@ -67,14 +86,15 @@ class TrainConfig:
     )
     loss_agg: str = knob("seq_mean", "seq_mean (GRPO) | token_mean (DAPO) | token_sum_norm (Dr. GRPO)")
     skip_zero_std_groups: bool = knob(
-        False, "drop groups whose rewards are all equal, without refilling (the filter half of DAPO's dynamic sampling)"
+        False,
+        "drop groups whose answers are all right or all wrong (correctness of zero std), without refilling: the filter half of DAPO's dynamic sampling",
     )
     dynamic_sampling_batches: int = knob(
         0,
-        "DAPO's dynamic sampling: sample up to this many extra batches of P prompts and refill the batch with groups whose rewards differ (0 = off)",
+        "DAPO's dynamic sampling: sample up to this many extra batches of P prompts and refill the batch with groups of right and wrong answers (0 = off)",
     )
     micro_batch_size: int = knob(0, "responses per backward pass (gradient accumulation); 0 = the whole batch")
-    gae_lambda: float = knob(0.95, "GAE's lambda for baseline='critic' (gamma is 1: one reward per response)")
+    gae_lambda: float = knob(0.95, "GAE's lambda of the advantages for baseline='critic' (gamma is 1: one reward per response)")
     eval_every: int = knob(10, "steps between greedy evaluations on the held-out set (0: only first and last)")
     probe_every: int = knob(10, "steps between gradient-noise probes (grad_var, grad_snr); 0 = never")
     seed: int = knob(0, "seeds sampling, problems, reward noise and the critic's initialisation")

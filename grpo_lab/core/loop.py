@@ -11,6 +11,7 @@ One step (``train_step``), P prompts with G answers each, B = P*G responses in c
 4. loss and update  ``inner_epochs`` passes of ``policy_minibatches`` shuffled minibatches of whole
             groups (CleanRL's update_epochs x num_minibatches), each the clipped-ratio loss plus
             ``kl_coef`` x k3 KL (losses.py), one Adam step per minibatch; then the critic fits the returns
+            (a value head on the policy's trunk, ``critic_trunk='shared'``, trains in the policy's steps instead)
 5. metrics  TRL's names where TRL has one; greedy evaluation and the gradient-noise probe at their intervals
 
 ``run`` repeats the step and reports each step's metrics. Nothing here reads files or checks
@@ -32,7 +33,18 @@ import torch
 
 from .advantages import VALUE_BASELINES, EMABaseline, compute_advantages, equal_groups
 from .config import TrainConfig
-from .critic import ValueModel, answer_values, explained_variance, gae, update_critic, whiten
+from .critic import (
+    ValueModel,
+    advantages_and_returns,
+    answer_values,
+    backward_value_loss,
+    explained_variance,
+    gae,
+    new_value_model,
+    pretrain_critic,
+    update_critic,
+    whiten,
+)
 from .losses import aggregate, policy_loss_terms
 from .mc_value import mc_prefix_values
 from .model import TinyTransformer, decode, sample, token_logprobs
@@ -47,7 +59,9 @@ class NonFiniteError(RuntimeError):
 class Rollout:
     """The batch a policy update trains on. prompts [B, Lp]; answers, mask, token_advantages [B, La];
     old_logprobs (the sampling policy's; None when the batch is trained on once: the ratio is then
-    exactly 1) and ref_logprobs (the reference's; None without the KL term), [B, La] or None."""
+    exactly 1) and ref_logprobs (the reference's; None without the KL term), [B, La] or None;
+    returns and old_values (the critic's targets and its values at sampling, [B, La]) only when a
+    value head on the policy's trunk trains with it (critic_trunk='shared'), else None."""
 
     prompts: torch.Tensor
     answers: torch.Tensor
@@ -55,6 +69,8 @@ class Rollout:
     token_advantages: torch.Tensor
     old_logprobs: torch.Tensor | None = None
     ref_logprobs: torch.Tensor | None = None
+    returns: torch.Tensor | None = None
+    old_values: torch.Tensor | None = None
 
     def __len__(self) -> int:
         return len(self.prompts)
@@ -71,13 +87,15 @@ def rollout(policy: TinyTransformer, problems, reward_model, group_size: int, ma
 
     Returns {"prompts" [B, Lp], "answers", "mask" [B, max_len] (groups in contiguous rows, on the
     prompts' device), "rewards" [P, G], "correct" [P, G] (bool), "tied" [P] (all G rewards equal),
-    "hard" [P]}."""
+    "unanimous" [P] (all G answers right, or all wrong: DAPO's filter drops these), "hard" [P]}.
+    Under exact rewards a group is tied exactly when it is unanimous; under noisy or partial rewards
+    a unanimous group's rewards still differ."""
     prompts = problems.prompts.repeat_interleave(group_size, dim=0)
     answers, mask = sample(policy, prompts, max_len, temperature, generator, chunk_size)
     rewards, correct = reward_model.score(prompts, answers)
-    rewards = rewards.view(-1, group_size)
-    groups = {"prompts": prompts, "answers": answers, "mask": mask, "rewards": rewards, "correct": correct.view(-1, group_size)}
-    return {**groups, "tied": equal_groups(rewards), "hard": problems.hard}
+    rewards, correct = rewards.view(-1, group_size), correct.view(-1, group_size)
+    groups = {"prompts": prompts, "answers": answers, "mask": mask, "rewards": rewards, "correct": correct}
+    return {**groups, "tied": equal_groups(rewards), "unanimous": equal_groups(correct), "hard": problems.hard}
 
 
 @dataclass
@@ -86,13 +104,13 @@ class RunState:
 
     policy: TinyTransformer  # the one being trained
     reference: TinyTransformer  # frozen: where the policy starts and the KL's anchor
-    parameters: list[torch.Tensor]  # the policy's
+    parameters: list[torch.Tensor]  # the policy's (and, with critic_trunk='shared', its value head's)
     optimizer: torch.optim.Optimizer
     reward_model: object  # .score(prompts, answers) -> (rewards [N], correct [N])
     ema: EMABaseline  # the running reward average of baseline='ema'
     sampling_generator: torch.Generator
     value_model: ValueModel | None  # the critic (baseline='critic' only)
-    value_optimizer: torch.optim.Optimizer | None
+    value_optimizer: torch.optim.Optimizer | None  # a separate critic's (a shared trunk's head is in ``optimizer``)
     critic_shuffle: torch.Generator  # minibatch order of the critic's updates
     policy_shuffle: torch.Generator  # minibatch order of the policy's updates (policy_minibatches > 1)
     max_len: int  # La, the longest possible answer
@@ -102,12 +120,14 @@ class RunState:
 def start(config: TrainConfig, reference: TinyTransformer, reward_model, max_len: int, device: torch.device) -> RunState:
     """A run's state at step 0: a trainable copy of the frozen reference, its optimiser, the critic
     if any, and the seeded generators. The critic's value head is drawn from torch's global
-    generator, which ``grpo_lab.train`` seeds with ``config.seed`` before it loads the reference."""
+    generator, which ``grpo_lab.train`` seeds with ``config.seed`` before it loads the reference.
+    A shared trunk's value head joins the policy's optimiser (one optimiser, as CleanRL's agent)."""
     reference = reference.to(device).eval().requires_grad_(False)
     policy = copy.deepcopy(reference).train().requires_grad_(True)
-    parameters = list(policy.parameters())
+    value_model = new_value_model(config, reference, policy).to(device) if config.baseline == "critic" else None
+    shared = value_model is not None and config.critic_trunk == "shared"
+    parameters = list(policy.parameters()) + (list(value_model.value_head.parameters()) if shared else [])
     fused = device.type in ("cpu", "cuda")  # one kernel for all parameters: ~5x cheaper than the loop on a CPU
-    value_model = ValueModel(reference).to(device) if config.baseline == "critic" else None
     return RunState(
         policy=policy,
         reference=reference,
@@ -117,7 +137,7 @@ def start(config: TrainConfig, reference: TinyTransformer, reward_model, max_len
         ema=EMABaseline(config.ema_decay),
         sampling_generator=torch.Generator().manual_seed(config.seed),
         value_model=value_model,
-        value_optimizer=torch.optim.Adam(value_model.parameters(), lr=config.critic_lr, fused=fused) if value_model else None,
+        value_optimizer=torch.optim.Adam(value_model.parameters(), lr=config.critic_lr, fused=fused) if value_model and not shared else None,
         critic_shuffle=torch.Generator().manual_seed(config.seed + 1),
         policy_shuffle=torch.Generator().manual_seed(config.seed + 2),
         max_len=max_len,
@@ -135,7 +155,8 @@ def run(
     on_batch: Callable[[dict], None] | None = None,
 ) -> tuple[list[dict], str, str]:
     """``config.steps`` training steps. Returns (history: one metrics dict per step, step 0 being the
-    greedy accuracy on ``held_out`` before any update; status 'finished', 'stopped' or 'failed';
+    greedy accuracy on ``held_out`` before any update, after the critic's warm-up if any, whose
+    responses its ``samples`` counts; status 'finished', 'stopped' or 'failed';
     a message saying why it stopped). ``on_step(record)`` after every step, ``stop`` checked before
     every step, ``on_batch({"step", "rewards" [P, G], "advantages" [P, G]})`` after every step."""
     history, status, message = [], "finished", ""
@@ -147,8 +168,12 @@ def run(
         if on_step is not None:
             on_step(record)
 
-    emit({"step": 0, "samples": 0, "eval_accuracy": greedy_accuracy(state.policy, held_out, state.max_len)})
     samples = 0
+    if config.critic_warmup_steps:  # VAPO: the critic first fits the starting policy's responses (the policy does not move)
+        samples = pretrain_critic(
+            state.value_model, state.value_optimizer, lambda: sample_and_score(config, state, problems)[0], config, state.critic_shuffle
+        )
+    emit({"step": 0, "samples": samples, "eval_accuracy": greedy_accuracy(state.policy, held_out, state.max_len)})
     for step in range(1, config.steps + 1):
         if stop is not None and stop.is_set():
             status, message = "stopped", f"stopped by the user after {step - 1} of {config.steps} steps"
@@ -178,7 +203,7 @@ def train_step(config: TrainConfig, state: RunState, problems, step: int) -> tup
     record = {"step": step, **sampling_metrics(sampled, G)}
     rewards = groups["rewards"]
     P = rewards.shape[0]  # the prompts trained on (dynamic sampling may find fewer than prompts_per_step)
-    if P == 0:  # dynamic sampling found no group with a reward spread in any draw: nothing to learn from
+    if P == 0:  # dynamic sampling found no group with right and wrong answers in any draw: nothing to learn from
         record.update(adv_abs_max=0.0, groups_used=0, loss=0.0, grad_norm=0.0, clip_ratio=0.0)
         return record, {"rewards": rewards.cpu(), "advantages": rewards.cpu()}
     longest = int(groups["mask"].sum(dim=1).max())  # columns after every answer's end carry nothing: drop them
@@ -187,12 +212,12 @@ def train_step(config: TrainConfig, state: RunState, problems, step: int) -> tup
         # with one update on the batch the sampling policy *is* the current one: the ratio is
         # exactly 1 and old log-probs come free from the loss's own forward (as TRL does)
         reused = config.inner_epochs * config.policy_minibatches > 1
-        old_logprobs = token_logprobs(state.policy, prompts, answers) if reused else None
+        old_logprobs = token_logprobs(state.policy, prompts, answers, temperature=config.temperature) if reused else None
         # the reference is only consulted when the KL term is on (TRL logs kl only when beta > 0)
-        ref_logprobs = token_logprobs(state.reference, prompts, answers) if config.kl_coef > 0 else None
+        ref_logprobs = token_logprobs(state.reference, prompts, answers, temperature=config.temperature) if config.kl_coef > 0 else None
 
     # 3. advantages: GAE on the values of answer prefixes, or each response's reward against its group's
-    keep_groups = ~groups["tied"] if config.skip_zero_std_groups and G > 1 else torch.ones(P, dtype=torch.bool)  # DAPO's filter
+    keep_groups = ~groups["unanimous"] if config.skip_zero_std_groups and G > 1 else torch.ones(P, dtype=torch.bool)  # DAPO's filter
     if config.baseline in VALUE_BASELINES:
         token_advantages, values, returns = value_advantages(config, state, prompts, answers, mask, rewards, record)
     else:
@@ -206,27 +231,31 @@ def train_step(config: TrainConfig, state: RunState, problems, step: int) -> tup
     # the policy's passes, then the critic fits this batch's returns
     record["groups_used"] = int(keep_groups.sum())
     index = keep_groups.repeat_interleave(G).to(state.device).nonzero().squeeze(1)
-    batch = Rollout(prompts, answers, mask, token_advantages, old_logprobs, ref_logprobs).rows(index)
+    shared = config.baseline == "critic" and config.critic_trunk == "shared"  # the value head trains in the policy's updates
+    value_targets = (returns, values) if shared else (None, None)
+    batch = Rollout(prompts, answers, mask, token_advantages, old_logprobs, ref_logprobs, *value_targets).rows(index)
     if len(batch) == 0:  # every group was filtered out: nothing to learn from this batch
         record.update(loss=0.0, grad_norm=0.0, clip_ratio=0.0)
         return record, raw_batch
     if config.probe_every and step % config.probe_every == 0 and len(batch) // G >= 2:
         record.update(probe_gradient_noise(state, batch, config))
     record.update(update_policy(config, state, batch, record["adv_abs_max"]))
-    if state.value_model is not None:
+    if state.value_optimizer is not None:  # a separate critic
         record.update(update_critic(state.value_model, state.value_optimizer, prompts, answers, mask, returns, values, config, state.critic_shuffle))
     # 5. metrics: ``record`` holds this step's (``run`` adds samples, eval_accuracy and wall_time)
     return record, raw_batch
 
 
-PER_GROUP_KEYS = ("rewards", "correct", "tied", "hard")  # a rollout's entries with one row per group, [P, ...]; the others have one per response
+# a rollout's entries with one row per group, [P, ...]; the others have one per response
+PER_GROUP_KEYS = ("rewards", "correct", "tied", "unanimous", "hard")
 
 
 def sample_and_score(config: TrainConfig, state: RunState, problems) -> tuple[dict, dict]:
     """(the groups to train on, everything sampled this step), as ``rollout`` returns them. Without
-    dynamic sampling the two are one batch. With it (DAPO), only groups whose rewards differ are
-    kept, and further batches of P prompts are drawn (at most ``dynamic_sampling_batches`` more)
-    until P such groups are found; the batch is cut to P groups (fewer if the draws ran out).
+    dynamic sampling the two are one batch. With it (DAPO), only groups with right and wrong answers
+    (not unanimous) are kept, and further batches of P prompts are drawn (at most
+    ``dynamic_sampling_batches`` more) until P such groups are found; the batch is cut to P groups
+    (fewer if the draws ran out).
     With gradient accumulation the answers are decoded ``micro_batch_size`` at a time too, so that
     sampling's memory is bounded as the backward pass's is (the same answers as the whole batch's)."""
     P, G = config.prompts_per_step, config.group_size
@@ -245,7 +274,7 @@ def sample_and_score(config: TrainConfig, state: RunState, problems) -> tuple[di
     for _ in range(1 + config.dynamic_sampling_batches):
         groups = draw()
         sampled.append(groups)
-        spread = ~groups["tied"]
+        spread = ~groups["unanimous"]
         rows = spread.repeat_interleave(G)
         kept.append({key: value[spread] if key in PER_GROUP_KEYS else value[rows] for key, value in groups.items()})
         if sum(len(k["rewards"]) for k in kept) >= P:
@@ -256,7 +285,8 @@ def sample_and_score(config: TrainConfig, state: RunState, problems) -> tuple[di
 
 def sampling_metrics(sampled: dict, group_size: int) -> dict:
     """reward, accuracy, responses_sampled and, for groups of G > 1, reward_std (the mean group
-    std) and frac_reward_zero_std: they describe everything sampled this step (``sampled``: rewards,
+    std), frac_reward_zero_std (TRL's: groups whose rewards are all equal) and frac_all_right_or_wrong
+    (groups DAPO's filter drops): they describe everything sampled this step (``sampled``: rewards,
     correct [P', G], tied [P'])."""
     metrics: dict = {
         "reward": float(sampled["rewards"].mean()),
@@ -266,6 +296,7 @@ def sampling_metrics(sampled: dict, group_size: int) -> dict:
     if group_size > 1:
         metrics["reward_std"] = float(sampled["rewards"].std(dim=1).mean())
         metrics["frac_reward_zero_std"] = float(sampled["tied"].float().mean())
+        metrics["frac_all_right_or_wrong"] = float(equal_groups(sampled["correct"]).float().mean())
     return metrics
 
 
@@ -305,10 +336,10 @@ def value_advantages(
     mc_value). Records explained_variance (the critic on its own targets, before it fits them,
     CleanRL's) and heldout_explained_variance (V against each response's reward, which holds no V)."""
     flat_rewards = rewards.reshape(-1).to(state.device)
-    if state.value_model is not None:  # PPO: a learned critic, and GAE with gamma 1 and lambda gae_lambda
+    if state.value_model is not None:  # PPO: a learned critic, GAE with gamma 1: gae_lambda for the advantages, critic_lambda for the returns
         with torch.no_grad():
             values = answer_values(state.value_model, prompts, answers)
-        token_advantages, returns = gae(flat_rewards, values, mask, 1.0, config.gae_lambda)
+        token_advantages, returns = advantages_and_returns(flat_rewards, values, mask, config)
         record["explained_variance"] = explained_variance(values, returns, mask)
     else:  # VinePPO: unbiased values from rollouts, and A_t = r_t + V(s_{t+1}) - V(s_t)
         values, record["value_rollouts"] = mc_prefix_values(
@@ -334,15 +365,23 @@ def update_policy(config: TrainConfig, state: RunState, batch: Rollout, adv_abs_
     """``inner_epochs`` passes over the batch, each over ``policy_minibatches`` shuffled minibatches
     (``minibatch_rows``), one optimiser step per minibatch (zero_grad, gradient accumulation, norm
     clip, step). The ratio is taken against the sampling policy's log-probs, so it is exactly 1 on
-    the first minibatch and leaves 1 once the policy has moved. Returns policy_updates (the number
-    of optimiser steps), loss and grad_norm (means over the updates), entropy, clip_ratio and kl
-    when the KL term is on (token means over every update, as CleanRL's clipfrac)."""
-    losses, grad_norms, sums, num_tokens = [], [], {}, 0.0
+    the first minibatch and leaves 1 once the policy has moved. With a shared trunk (the batch holds
+    returns) each minibatch's ``vf_coef`` x value loss joins the policy's gradient before the step.
+    Returns policy_updates (the number of optimiser steps), loss and grad_norm (means over the
+    updates), entropy, clip_ratio and kl when the KL term is on (token means over every update, as
+    CleanRL's clipfrac); with a shared trunk also value_loss (mean over the updates) and critic_updates."""
+    losses, grad_norms, sums, num_tokens, value_losses = [], [], {}, 0.0, []
     for _ in range(config.inner_epochs):
         for rows in minibatch_rows(len(batch) // config.group_size, config.group_size, config.policy_minibatches, state.policy_shuffle):
             minibatch = batch if len(rows) == len(batch) else batch.rows(rows.to(batch.prompts.device))
             state.optimizer.zero_grad(set_to_none=True)
             loss, minibatch_sums = accumulate_gradients(state.policy, minibatch, config, state.max_len)
+            if minibatch.returns is not None:  # CleanRL's loss = pg_loss + vf_coef * v_loss, through the shared trunk
+                value_losses.append(
+                    backward_value_loss(
+                        state.value_model, minibatch.prompts, minibatch.answers, minibatch.mask, minibatch.returns, minibatch.old_values, config
+                    )
+                )
             grad_norm = float(torch.nn.utils.clip_grad_norm_(state.parameters, config.max_grad_norm))
             if not math.isfinite(grad_norm):
                 raise NonFiniteError(f"the gradient norm became non-finite (largest |advantage| {adv_abs_max:.3g})")
@@ -361,6 +400,8 @@ def update_policy(config: TrainConfig, state: RunState, batch: Rollout, adv_abs_
     }
     if "kl" in sums:
         metrics["kl"] = sums["kl"] / num_tokens
+    if value_losses:
+        metrics.update(value_loss=sum(value_losses) / len(value_losses), critic_updates=len(value_losses))
     return metrics
 
 
@@ -415,11 +456,11 @@ def probe_gradient_noise(state: RunState, batch: Rollout, config: TrainConfig) -
 
 
 def greedy_correct(policy: TinyTransformer, problems, max_len: int) -> torch.Tensor:
-    """Whether the policy answers each problem (prompts [N, Lp], answers: N strings) exactly,
-    decoding greedily: [N] bool."""
+    """Whether the policy answers each problem (prompts [N, Lp]; ``.correct(responses)`` judges N
+    responses: the result exactly, the final one of a worked answer) decoding greedily: [N] bool."""
     device = next(policy.parameters()).device
     answers, _ = sample(policy, problems.prompts.to(device), max_len, temperature=0)
-    return torch.tensor([decode(row) == answer for row, answer in zip(answers.cpu().tolist(), problems.answers)])
+    return problems.correct([decode(row) for row in answers.cpu().tolist()])
 
 
 def greedy_accuracy(policy: TinyTransformer, problems, max_len: int) -> float:

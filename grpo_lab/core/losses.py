@@ -47,9 +47,10 @@ def policy_loss_terms(
 
     loss_t = -min(ratio_t * A_t, clip(ratio_t, 1-e, 1+e) * A_t) + kl_coef * k3_t, with
     ratio_t = pi(a_t) / pi_old(a_t) (pi_old = the policy that sampled; None means "this one") and
-    k3 the KL estimator below; the KL term is left out when ``ref_logprobs`` is None.
+    k3 the KL estimator below; the KL term is left out when ``ref_logprobs`` is None. Log-probs are
+    taken at ``config.temperature``, the distribution the answers were sampled from.
     """
-    logprobs, entropy = token_logprobs(policy, prompts, answers, with_entropy=True)
+    logprobs, entropy = token_logprobs(policy, prompts, answers, with_entropy=True, temperature=config.temperature)
     ratio = torch.exp(logprobs - (logprobs.detach() if old_logprobs is None else old_logprobs))
     unclipped = ratio * token_advantages
     clipped = ratio.clamp(1 - config.clip_eps, 1 + config.clip_eps) * token_advantages

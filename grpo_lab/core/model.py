@@ -247,16 +247,18 @@ def sample_in_chunks(
 
 
 def token_logprobs(
-    policy: nn.Module, prompts: torch.Tensor, answers: torch.Tensor, with_entropy: bool = False, packed: bool = True
+    policy: nn.Module, prompts: torch.Tensor, answers: torch.Tensor, with_entropy: bool = False, packed: bool = True, temperature: float = 1.0
 ) -> torch.Tensor | tuple[torch.Tensor, torch.Tensor]:
-    """Log-probability of each answer token under the policy.
+    """Log-probability of each answer token under the policy, at the sampling ``temperature``: the
+    distribution the answers were drawn from is softmax(logits / T) (``draw``), so the ratio and the
+    KL are taken under that one (as TRL divides the logits by the temperature).
 
     prompts: [B, Lp], answers: [B, La] -> logprobs [B, La] (and entropy [B, La] of the
     next-token distribution at each answer position when ``with_entropy``). ``packed``: the same
     numbers by the fast path (``packed_answer_logits``), which reads each group's prompt once.
     """
     logits = (packed_answer_logits if packed else answer_logits)(policy, prompts, answers)  # [B, La, V]
-    log_probs = torch.log_softmax(logits.float(), dim=-1)
+    log_probs = torch.log_softmax(logits.float() / temperature, dim=-1)
     chosen = log_probs.gather(-1, answers[:, :, None]).squeeze(-1)
     if not with_entropy:
         return chosen

@@ -12,11 +12,14 @@ from __future__ import annotations
 
 from matplotlib.figure import Figure
 
-from ..experiments.catalog import result_cell
+from ..experiments.catalog import REUSE_WORDS, result_cell
 from ..experiments.findings import SMALL_EFFECT
 from ..experiments.rules.critic import crossover_s_per_response, tradeoff_crossover
 from ..experiments.stats import ALPHA, compare
 
+# (experiment, regime) of every result the answer quotes or will quote once measured (issue 38: reuse and the practice
+# regime): each rests on at least scripts/seed_plan.py's ANSWER_SEEDS seeds
+ANSWER_RUNS = (("grpo-vs-ppo", "gentle"), ("batch-shape", "gentle"), ("grpo-vs-ppo", "practice"), ("batch-shape", "practice"))
 # the learners of the answer (cell ids of grpo-vs-ppo), in the order the figure draws them, with a short name each
 LEARNERS = {
     "grpo": "GRPO\nG=8 x 16",
@@ -31,7 +34,8 @@ SAME_BATCHES = {
     "lower": "GRPO's group baseline costs accuracy against PPO's learned critic",
     "higher": "GRPO's group baseline beats PPO's learned critic",
 }
-# the third sentence's finding, by (one answer per prompt with a critic against GRPO, the critic-free control below it)
+# the third sentence's finding, by (one answer per prompt with a critic against GRPO, the critic-free control below it,
+# trained on once or with each batch reused as PPO does)
 ONE_ANSWER_PER_PROMPT = {
     ("higher", False): "What the group pays for is fewer prompts per step, not the missing critic",
     ("higher", True): "What the group pays for is fewer prompts per step, and the critic adds to that",
@@ -62,9 +66,10 @@ def seeds_text(summaries: list[dict]) -> str:
 def three_sentence_answer(result: dict, level: float = ALPHA) -> list[str]:
     """The answer, one sentence per part, each the finding first, one clause of setting, the numbers after: (1) what
     the group baseline costs in accuracy against a learned critic on the same batches, (2) what dropping the critic
-    saves, (3) what one answer to each of many prompts does with and without a critic, at equal responses.
+    saves, (3) what one answer to each of many prompts does with and without a critic, at equal responses, trained on
+    once and with each batch reused as PPO does.
     level: the significance level a difference is judged at (the claims table's: ``course_answer``)."""
-    accuracy = {cell_id: summary(result, cell_id, "late_eval_accuracy") for cell_id in LEARNERS}
+    accuracy = {cell_id: summary(result, cell_id, "late_eval_accuracy") for cell_id in (*LEARNERS, "ppo-reuse", "ema-reuse")}
     step_time = {cell_id: summary(result, cell_id, "time_per_step_s")["mean"] for cell_id in LEARNERS}
     samples = {cell_id: summary(result, cell_id, "samples_to_target") for cell_id in ("grpo", "ppo")}
     critic_parameters = summary(result, "ppo", "critic_parameters")["mean"]
@@ -89,14 +94,16 @@ def three_sentence_answer(result: dict, level: float = ALPHA) -> list[str]:
         f"{step_time['ppo-g8'] / step_time['grpo']:.1f}x a GRPO step's time, and its critic has {critic_parameters:,.0f} parameters "
         f"beside the policy's {policy_parameters:,.0f}."
     )
-    wide_vs_group, critic_needed = direction("ppo", "grpo"), direction("ema", "ppo") == "lower"
+    wide_vs_group = direction("ppo", "grpo")
+    critic_needed = "lower" in (direction("ema", "ppo"), direction("ema-reuse", "ppo-reuse"))
     reached = "; ".join(f"{s['n']} of {accuracy[cell_id]['n']} seeds reached it" for cell_id, s in samples.items() if s["n"] < accuracy[cell_id]["n"])
     third = (
         f"{ONE_ANSWER_PER_PROMPT[(wide_vs_group, critic_needed)]}: at {prompts * group} responses per step, one answer to each of "
         f"{wide_prompts} prompts ends at {accuracy['ppo']['mean']:.3f} with PPO's critic, {COMPARED[wide_vs_group]} GRPO's "
         f"{accuracy['grpo']['mean']:.3f}, and at {accuracy['ema']['mean']:.3f} with a critic-free moving-average baseline instead; "
-        f"with the critic it reaches {target:.0%} after {samples['ppo']['mean']:,.0f} responses against GRPO's {samples['grpo']['mean']:,.0f} "
-        f"({seeds}{'; ' + reached if reached else ''})"
+        f"reusing each batch as PPO does ({REUSE_WORDS}) lifts the critic to {accuracy['ppo-reuse']['mean']:.3f} and the critic-free "
+        f"baseline to {accuracy['ema-reuse']['mean']:.3f}; with the critic and one pass it reaches {target:.0%} after "
+        f"{samples['ppo']['mean']:,.0f} responses against GRPO's {samples['grpo']['mean']:,.0f} ({seeds}{'; ' + reached if reached else ''})"
         + (f", and above about {crossover:.2g} s of generation per response those fewer responses outweigh its slower steps." if crossover else ".")
     )
     return [first, second, third]

@@ -6,7 +6,7 @@ display words, looked up by ``cell_label`` and never stored in a result, so rewo
 result; ``axes`` names what varies (for plots and tables), ``config`` is everything a unit needs
 besides the seed (``config["kind"]`` picks the unit in measures.py; ``config["train"]`` holds
 TrainConfig overrides). Fast mode keeps every experiment's shape but with fewer steps, cells and
-seeds, so CI can run all nine.
+seeds, so CI can run every one.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..core.config import TrainConfig
-from ..pretrain import LONG_TASK
+from ..pretrain import LONG_TASK, PRACTICE_TASK
 
 TARGET_ACCURACY = 0.7  # held-out accuracy that counts as "reached" (the reference starts at 0.51)
 BASELINES = ("none", "mean", "rloo", "zscore", "ema")
@@ -35,7 +35,7 @@ class Experiment:
     """name: the sweep's name; question: what it measures, in one line; grid(fast) -> cells;
     fast_seeds: seeds per cell of the --fast grid (the full grid's: SEEDS); fresh_process: run each unit in a new process
     (memory measurements); derive(cells) -> experiment-specific keys added to the result;
-    gentle_only: why the experiment is run in the gentle regime only ("" = it runs in every regime)."""
+    only_in: the regimes it runs in (empty: every regime), and why_only: why no others."""
 
     name: str
     question: str
@@ -43,7 +43,8 @@ class Experiment:
     fast_seeds: int = 2
     fresh_process: bool = False
     derive: Callable[[list[dict]], dict] | None = None
-    gentle_only: str = ""
+    only_in: tuple[str, ...] = ()
+    why_only: str = ""
 
 
 def cell(cell_id: str, label: str, axes: dict, kind: str = "train", **config: Any) -> dict:
@@ -396,7 +397,7 @@ def batch_shape_grid(fast: bool) -> list[dict]:
     which matters, the baseline or how the responses are spread over prompts? A group baseline needs G >= 2.
     A cell sets only the knobs that differ from TrainConfig's defaults, so a cell that is also a grpo-vs-ppo cell has
     the same config and ``sweep all`` runs it once (runner.run_experiment's ``done``)."""
-    steps = 20 if fast else 150
+    steps = 10 if fast else 150
     prompts = (16, 128) if fast else SHAPE_PROMPTS
     baselines = ("ema", "zscore", "critic") if fast else SHAPE_BASELINES
     defaults = TrainConfig()
@@ -430,7 +431,11 @@ CRITIC_LRS = (1e-4, 3e-4, 1e-3, 3e-3)
 def critic_fit_grid(fast: bool) -> list[dict]:
     """The default critic on the reference and on a half-trained policy, with fresh rollouts every
     batch (as in a PPO run) and with one fixed pool of rollouts (to show over-fitting); the
-    reference with fresh rollouts at other learning rates and with the clipped value loss."""
+    reference with fresh rollouts at other learning rates and with the clipped value loss; and the
+    variants practitioners use (axis ``variant``, on their cells only): VAPO's critic_lambda 1 and a
+    value head on the policy's trunk on the reference, VAPO's warm-up (the first half of the cell's
+    batches, from the reference) before the half-trained policy's batches. Every cell reports both
+    ceilings, V(prompt) and V(s_t) from many samples (measures.critic_fit_unit)."""
     settings = dict(
         half_trained_steps=20 if fast else 75,
         batches=8 if fast else 96,
@@ -440,19 +445,34 @@ def critic_fit_grid(fast: bool) -> list[dict]:
         group_sizes=[G for G in CRITIC_GROUP_SIZES if G <= (32 if fast else 64)],
     )
 
-    def critic_cell(cell_id: str, label: str, policy: str = "reference", data: str = "fresh", **critic) -> dict:
+    def critic_cell(cell_id: str, label: str, policy: str = "reference", data: str = "fresh", variant: str | None = None, **critic) -> dict:
+        shared = critic.get("critic_trunk") == "shared"  # a shared trunk trains at the policy's lr
         axes = {
             "policy": policy,
             "data": data,
-            "critic_lr": critic.get("critic_lr", TrainConfig().critic_lr),
+            "critic_lr": TrainConfig().lr if shared else critic.get("critic_lr", TrainConfig().critic_lr),
             "value_clip": critic.get("value_clip", 0.0),
         }
+        if variant is not None:
+            axes["variant"] = variant
         return cell(cell_id, label, axes, "critic_fit", policy=policy, data=data, critic=critic, **settings)
 
     cells = [critic_cell(f"{policy}-fresh", f"{policy}, fresh rollouts", policy) for policy in ("reference", "half-trained")]
     cells.append(critic_cell("reference-fixed-pool", "reference, one fixed pool of rollouts", data="fixed"))
     cells += [critic_cell(f"reference-lr{lr:g}", f"reference, critic_lr {lr:g}", critic_lr=lr) for lr in CRITIC_LRS if lr != TrainConfig().critic_lr]
     cells.append(critic_cell("reference-value-clip0.2", "reference, value_clip 0.2", value_clip=0.2))
+    cells.append(critic_cell("reference-critic-lambda1", "reference, critic_lambda 1 (VAPO)", variant="critic_lambda 1", critic_lambda=1.0))
+    cells.append(critic_cell("reference-shared-trunk", "reference, value head on the policy's trunk", variant="shared trunk", critic_trunk="shared"))
+    warmup = settings["batches"] // 2
+    cells.append(
+        critic_cell(
+            "half-trained-warmup",
+            "half-trained, its critic first fitted on half as many batches of the reference's (VAPO's warm-up)",
+            "half-trained",
+            variant="warm-up",
+            critic_warmup_steps=warmup,
+        )
+    )
     return cells
 
 
@@ -503,7 +523,8 @@ EXPERIMENTS: dict[str, Experiment] = {
             blowup_grid,
             fresh_process=True,
             derive=blowup_derive,
-            gentle_only="time and memory per step depend on the batch's shape (prompts x G, micro-batches), not on the lr "
+            only_in=("gentle",),
+            why_only="time and memory per step depend on the batch's shape (prompts x G, micro-batches), not on the lr "
             "or the starting policy; its 4 steps never leave the start",
         ),
         Experiment(
@@ -516,6 +537,9 @@ EXPERIMENTS: dict[str, Experiment] = {
             "batch-shape",
             "each baseline at 16, 32, 64 and 128 prompts per step (128 responses a step), trained on once and reused 4 x 4",
             batch_shape_grid,
+            only_in=("gentle", "practice"),
+            why_only="its 38 cells are measured where the course's answer is read, the default regime and the one practitioners "
+            "train in (issue 38), within `sweep all`'s time budget",
         ),
         Experiment(
             "critic-fit",
@@ -571,7 +595,10 @@ REGIME_RULE = (
     "sparse: the gentle lr from sparse.pt, the first 20-step checkpoint of the default pretraining recipe at or above 20% greedy accuracy (0.297). "
     "long-answer: the gentle lr on 5-digit addition (answers of 6-7 tokens with EOS, against 3-4 for 2 digits) from long.pt, "
     "the first 500-step checkpoint of the long pretraining recipe at or above 20% greedy accuracy "
-    "(`python scripts/long_reference_scan.py`, data/results/regimes/long-reference-scan.json)."
+    "(`python scripts/long_reference_scan.py`, data/results/regimes/long-reference-scan.json). "
+    "practice (a rule of its own, docs/practice-regime.md, committed before anything was trained in it): the gentle lr on "
+    "3-digit addition with worked answers (27-28 tokens, only the final result rewarded), training prompts from one fixed "
+    "pool of 256 revisited epoch after epoch, from practice.pt, the first 10-step checkpoint of its recipe at or above 10%."
 )
 
 
@@ -625,6 +652,13 @@ REGIMES: dict[str, Regime] = {
             {"lr": BEST_LR, "reference": "long", "task": LONG_TASK},
             f"lr {BEST_LR:g} on {LONG_TASK} (6-7 token answers) from long.pt, a {LONG_START:.0%}-accurate start",
         ),
+        Regime(
+            "practice",
+            {"lr": BEST_LR, "reference": "practice", "task": PRACTICE_TASK, "prompt_pool": 256, "steps": 150},
+            f"lr {BEST_LR:g} on {PRACTICE_TASK} (worked answers of 27-28 tokens, only the final result rewarded) from practice.pt, "
+            "the first 10-step checkpoint at or above 10% greedy accuracy, and prompts from one fixed pool of 256 revisited "
+            "epoch after epoch (docs/practice-regime.md)",
+        ),
     )
 }
 DEFAULT_REGIME = "gentle"
@@ -638,44 +672,56 @@ MIN_SEEDS, MAX_SEEDS = 4, 8
 SEEDS: dict[str, dict[str, int]] = {
     "gentle": {
         "batch-blowup": 4,
+        "batch-shape": 8,
         "critic-fit": 4,
         "difficulty-bias": 4,
         "group-size": 8,
         "grpo-vs-ppo": 8,
         "offset-and-scale": 8,
-        "sigma-to-zero": 6,
-        "small-group-remedies": 8,
+        "sigma-to-zero": 5,
+        "small-group-remedies": 6,
         "variance": 4,
     },
     "large-step": {
         "critic-fit": 4,
-        "difficulty-bias": 6,
-        "group-size": 6,
+        "difficulty-bias": 5,
+        "group-size": 8,
         "grpo-vs-ppo": 4,
         "offset-and-scale": 8,
         "sigma-to-zero": 4,
         "small-group-remedies": 8,
-        "variance": 6,
+        "variance": 5,
     },
     "sparse": {
         "critic-fit": 4,
         "difficulty-bias": 4,
-        "group-size": 8,
+        "group-size": 6,
         "grpo-vs-ppo": 6,
         "offset-and-scale": 4,
         "sigma-to-zero": 4,
         "small-group-remedies": 4,
-        "variance": 6,
+        "variance": 5,
     },
     "long-answer": {
         "critic-fit": 4,
+        "difficulty-bias": 8,
+        "group-size": 8,
+        "grpo-vs-ppo": 8,
+        "offset-and-scale": 8,
+        "sigma-to-zero": 8,
+        "small-group-remedies": 7,
+        "variance": 5,
+    },
+    "practice": {
+        "batch-shape": 8,
+        "critic-fit": 4,
         "difficulty-bias": 4,
-        "group-size": 6,
+        "group-size": 4,
         "grpo-vs-ppo": 8,
         "offset-and-scale": 4,
-        "sigma-to-zero": 8,
-        "small-group-remedies": 8,
-        "variance": 6,
+        "sigma-to-zero": 4,
+        "small-group-remedies": 4,
+        "variance": 4,
     },
 }
 
@@ -686,8 +732,15 @@ def default_seeds(name: str, regime: str = DEFAULT_REGIME) -> int:
 
 
 def experiments_in(regime: str) -> list[str]:
-    """The experiments measured in ``regime``: all in the gentle one, all but the gentle-only ones elsewhere."""
-    return [name for name, experiment in EXPERIMENTS.items() if regime == DEFAULT_REGIME or not experiment.gentle_only]
+    """The experiments measured in ``regime``: those that run in every regime, and those that run in some (``only_in``) that include it."""
+    return [name for name, experiment in EXPERIMENTS.items() if not experiment.only_in or regime in experiment.only_in]
+
+
+def only_in_words(name: str) -> str:
+    """'`batch-blowup` runs in the gentle regime only: why' for an experiment that runs in some regimes only."""
+    regimes = EXPERIMENTS[name].only_in
+    where = f"the {regimes[0]} regime" if len(regimes) == 1 else f"the {', '.join(regimes[:-1])} and {regimes[-1]} regimes"
+    return f"{name} runs in {where} only: {EXPERIMENTS[name].why_only}"
 
 
 REFERENCE_KNOBS = ("reference", "task")  # what a fixed-policy measure of the reference reads from a regime

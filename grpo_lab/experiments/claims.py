@@ -25,7 +25,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
-from .catalog import DEFAULT_REGIME, EXPERIMENTS, experiments_in
+from .catalog import DEFAULT_REGIME, experiments_in, only_in_words
 from .findings import CLAIMED_RELATIVE_EFFECT, FAILS, HOLDS, NOT_DETECTED, PARTLY, UNTESTED, VERDICTS, Finding, metric_unit, number_text, untested
 from .rules import baselines, critic, groups, sigma
 from .stats import ALPHA, Comparison, bh_level, q_values
@@ -107,7 +107,7 @@ def finding_in(claim: Claim, results: dict, regime: str = DEFAULT_REGIME) -> Fin
         return untested("—", claim.reason)
     skipped = [name for name in claim.experiments if name not in experiments_in(regime)]
     if skipped:
-        return untested("—", "; ".join(f"`{name}` runs in the gentle regime only: {EXPERIMENTS[name].gentle_only}" for name in skipped))
+        return untested("—", "; ".join(only_in_words(name).replace(name, f"`{name}`", 1) for name in skipped))
     missing = [name for name in claim.experiments if name not in results]
     if missing:
         flag = f" --regime {regime}" if regime != DEFAULT_REGIME else ""
@@ -268,7 +268,7 @@ CLAIMS: list[Claim] = [
         "dapo-filter",
         "literature (DAPO)",
         "—",
-        "Dropping all-equal groups without refilling the batch (the filter half of DAPO's dynamic sampling) helps.",
+        "Dropping groups whose answers are all right or all wrong, without refilling the batch (the filter half of DAPO's dynamic sampling), helps.",
         ("sigma-to-zero",),
         sigma.dapo_filter,
     ),
@@ -276,7 +276,7 @@ CLAIMS: list[Claim] = [
         "dapo-refill",
         "literature (DAPO)",
         "—",
-        "DAPO's dynamic sampling (over-sample and refill the batch with groups whose rewards differ) helps.",
+        "DAPO's dynamic sampling (over-sample and refill the batch with groups of right and wrong answers) helps.",
         ("sigma-to-zero",),
         sigma.dapo_refill,
     ),

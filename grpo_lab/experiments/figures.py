@@ -646,11 +646,71 @@ def label_levels(axis: Axes, levels: dict[str, float]) -> None:
         )
 
 
+# the batch-shape grid's baselines in four colour families: the global baseline, the group baselines (one family in
+# three line styles: rloo is G/(G-1) x mean), the learned critic and the Monte-Carlo value
+SHAPE_FAMILIES = {"ema": (0, 0), "mean": (1, 0), "zscore": (1, 1), "rloo": (1, 2), "critic": (2, 0), "mc_value": (3, 0)}
+SHAPE_NAMES = {
+    "ema": "EMA (global, no critic)",
+    "mean": "group mean",
+    "zscore": "group z-score",
+    "rloo": "RLOO",
+    "critic": "learned critic (PPO)",
+    "mc_value": "Monte-Carlo value (VinePPO)",
+}
+
+
+def batch_shape_figure(result: dict) -> Figure:
+    """Late held-out accuracy against the batch's shape at a fixed number of responses a step, one line per baseline, one
+    panel per reuse setting (trained on once; reused as PPO does). x: prompts per step (each with G = responses / prompts
+    answers); each baseline's points are nudged sideways a little so that the error bars stay apart."""
+    reuses = list(dict.fromkeys(c["axes"]["reuse"] for c in result["cells"]))
+    figure, axes = new_figure(
+        len(reuses), result, "Which matters at a fixed number of responses a step: the baseline, or how many prompts they cover?"
+    )
+    baselines = [b for b in SHAPE_FAMILIES if any(c["axes"]["baseline"] == b for c in result["cells"])]
+    prompts = sorted({c["axes"]["prompts_per_step"] for c in result["cells"]})
+    responses = result["cells"][0]["axes"]["prompts_per_step"] * result["cells"][0]["axes"]["group_size"]
+    for axis, reuse in zip(axes, reuses):
+        for index, baseline in enumerate(baselines):
+            cells = cells_where(result, reuse=reuse, baseline=baseline)
+            nudge = 2 ** (0.06 * (index - (len(baselines) - 1) / 2))
+            x, means, stds = metric_points(cells, "prompts_per_step", "late_eval_accuracy")
+            family, member = SHAPE_FAMILIES[baseline]
+            look = learner_look(index, family, member)
+            draw_error_points(
+                axis,
+                [value * nudge for value in x],
+                means,
+                stds,
+                label=SHAPE_NAMES[baseline],
+                color=look["color"],
+                ls=look["ls"],
+                marker=look["marker"],
+            )
+        words = next(cell_label(result["name"], c["id"]).split(", ", 2)[2] for c in cells_where(result, reuse=reuse))
+        style(
+            axis,
+            f"Each batch {'trained on once' if reuse == 'once' else 'reused: ' + words}",
+            f"prompts per step (x answers each = {responses})",
+            "late " + ACCURACY_LABEL,
+            log_x=True,
+            legend=None,
+        )
+        axis.set_xticks(prompts)
+        axis.set_xticklabels([f"{P}\nx {responses // P}" for P in prompts])
+    low = min(axis.get_ylim()[0] for axis in axes)
+    high = max(axis.get_ylim()[1] for axis in axes)
+    for axis in axes:  # one accuracy scale: a panel reads against the other
+        axis.set_ylim(max(0.0, low), min(1.0, high))
+    figure_legend(figure, axes[0])
+    return figure
+
+
 def critic_fit_figure(result: dict) -> Figure:
     figure, axes = new_figure(4, result, "PPO's critic at a fixed policy: how many updates to predict V, against a group of G samples")
     fresh = {
         c["axes"]["policy"]: c
-        for c in cells_where(result, data="fresh", value_clip=0.0)
+        for c in cells_where(result, data="fresh", value_clip=0.0, variant=None)
         if c["axes"]["critic_lr"] == result["train_defaults"]["critic_lr"]
     }
     ev_floor = -0.5  # a G=2 mean explains less than a constant; the axis stops here so the critic's curve stays readable
@@ -687,7 +747,7 @@ def critic_fit_figure(result: dict) -> Figure:
     )
     axes[3].axis("off")  # the spare slot holds the top panels' legends: no place inside either leaves every line uncovered
     axes[3].add_artist(axes[3].legend(*axes[0].get_legend_handles_labels(), loc="upper left", title="Top-left panel"))
-    for index, c in enumerate([fresh.get("reference"), *cells_where(result, data="fixed")]):
+    for index, c in enumerate([fresh.get("reference"), *cells_where(result, data="fixed", variant=None)]):
         if c is None:
             continue
         updates = [max(u, 1) for u in c["per_seed"][0]["series"]["updates"]]
@@ -712,10 +772,21 @@ def critic_fit_figure(result: dict) -> Figure:
             ms=4,
         )
     axes[1].axhline(0, color="0.5", lw=0.8)
+    token_ceiling = summary_value(fresh["reference"], "oracle_ev_token") if "reference" in fresh else None
+    if token_ceiling is not None:  # results made before it was measured lack it
+        axes[1].axhline(token_ceiling, color="k", lw=1.2, label="Monte-Carlo V(s_t) of the same states: the ceiling")
     style(axes[1], "Over- and under-fitting (every answer token)", "critic updates (log)", "explained variance", log_x=True, legend=None)
     axes[3].legend(*axes[1].get_legend_handles_labels(), loc="lower left", title="Top-right panel")
-    variants = sorted(cells_where(result, policy="reference", data="fresh"), key=lambda c: (c["axes"]["value_clip"], c["axes"]["critic_lr"]))
-    labels = [f"lr {c['axes']['critic_lr']:g}" + (f"\nclip {c['axes']['value_clip']:g}" if c["axes"]["value_clip"] else "") for c in variants]
+    variants = sorted(
+        cells_where(result, policy="reference", data="fresh", variant=None), key=lambda c: (c["axes"]["value_clip"], c["axes"]["critic_lr"])
+    )
+    labels = [
+        f"lr\n{c['axes']['critic_lr']:.0e}".replace("e-0", "e-") + (f"\nclip {c['axes']['value_clip']:g}" if c["axes"]["value_clip"] else "")
+        for c in variants
+    ]
+    for variant, label in (("critic_lambda 1", "λ=1"), ("shared trunk", "shared")):  # the variants practitioners use
+        variants += cells_where(result, policy="reference", variant=variant)
+        labels += [label] * (len(variants) - len(labels))
     draw_bars(
         axes[2],
         labels,
@@ -725,7 +796,9 @@ def critic_fit_figure(result: dict) -> Figure:
         ],
     )
     axes[2].axhline(0, color="0.5", lw=0.8)
-    style(axes[2], "After all updates, by learning rate and value clip", "", "held-out explained variance", legend="above the data")
+    if token_ceiling is not None:
+        axes[2].axhline(token_ceiling, color="k", lw=1.2, label="ceiling, every token")
+    style(axes[2], "After all updates, by setting (λ=1: VAPO)", "", "held-out explained variance", legend="above the data")
     return figure
 
 
@@ -790,6 +863,7 @@ FIGURES = {
     "small-group-remedies": small_group_figure,
     "batch-blowup": blowup_figure,
     "grpo-vs-ppo": grpo_vs_ppo_figure,
+    "batch-shape": batch_shape_figure,
     "critic-fit": critic_fit_figure,
     "difficulty-bias": difficulty_figure,
 }

@@ -10,7 +10,8 @@ and be re-run alone (``runner.run_cell``). Five kinds:
   group's responses are right (Dr. GRPO's argument about dividing by the std);
 - ``blowup``: time per step and memory of a short run at a given batch shape;
 - ``critic_fit``: PPO's critic trained on a fixed policy's rollouts, its held-out explained
-  variance against the number of updates, beside the group mean of G samples and an oracle.
+  variance against the number of updates, beside the group mean of G samples and two ceilings
+  (V(prompt) and V(s_t) from many samples).
 
 A per-seed entry is ``{"seed", "status", "metrics": {name: float | None}, "series": {...}}``.
 """
@@ -31,8 +32,9 @@ from ..checks.arguments import compute_advantages
 from ..checks.checkpoints import load_reference_policy
 from ..core.advantages import EMABaseline
 from ..core.config import TrainConfig
-from ..core.critic import ValueModel, answer_values, explained_variance, gae, update_critic
+from ..core.critic import ValueModel, advantages_and_returns, answer_values, explained_variance, update_critic
 from ..core.loop import Rollout, chunk_gradients, greedy_correct, rollout
+from ..core.mc_value import mc_prefix_values
 from ..core.model import TinyTransformer
 from ..core.probes import cosine_similarity, gradient_noise
 from ..errors import ConfigError
@@ -86,7 +88,8 @@ def run_metrics(history: list[dict], target: float | None = None) -> dict:
     """Scalar summaries of one run's history (per-step dicts, step 0 = before training).
 
     late_eval_accuracy: mean held-out accuracy over the evaluations in the last 20% of the steps
-    (less noisy than the last one); eval_accuracy_auc: the accuracy curve's mean height
+    (less noisy than the last one); best_eval_step: the step of the first evaluation at the best
+    accuracy (on a finite prompt pool held-out accuracy can peak, then fall); eval_accuracy_auc: the accuracy curve's mean height
     (``accuracy_auc``); *_to_target: where the curve first reaches ``target``, interpolated between
     evaluations (``target_crossing``; None if never); eval_total_drop: the sum of all falls between
     consecutive evaluations, and eval_max_drawdown: the largest fall from the best accuracy so far
@@ -118,6 +121,7 @@ def run_metrics(history: list[dict], target: float | None = None) -> dict:
         "final_eval_accuracy": accuracies[-1],
         "late_eval_accuracy": statistics.fmean(late) if late else None,
         "best_eval_accuracy": max(accuracies),
+        "best_eval_step": evals[accuracies.index(max(accuracies))]["step"],
         "eval_accuracy_auc": accuracy_auc(evals),
         "steps_to_target": hit["step"] if hit else None,
         "samples_to_target": hit["samples"] if hit else None,
@@ -127,6 +131,7 @@ def run_metrics(history: list[dict], target: float | None = None) -> dict:
         "eval_max_drawdown": drawdown,
         "adv_abs_max": over_steps("adv_abs_max", max),
         "frac_reward_zero_std": over_steps("frac_reward_zero_std", statistics.fmean),
+        "frac_all_right_or_wrong": over_steps("frac_all_right_or_wrong", statistics.fmean),
         "late_reward": statistics.fmean([r["reward"] for r in trained[-max(1, len(trained) // 5) :]]) if trained else None,
         # how much the logged train reward jumps from step to step (sampling noise plus real swings)
         "reward_step_noise": statistics.stdev([b["reward"] - a["reward"] for a, b in zip(trained, trained[1:])]) / math.sqrt(2)
@@ -145,10 +150,10 @@ def run_metrics(history: list[dict], target: float | None = None) -> dict:
 
 
 def run_series(history: list[dict]) -> dict:
-    """The trimmed history kept in result files: the reward of every step, and every evaluation."""
+    """The trimmed history kept in result files: every evaluation (the per-step rewards are summarised by
+    late_reward and reward_step_noise; no figure draws them, and they were most of a result file's size)."""
     evals = [record for record in history if "eval_accuracy" in record]
     return {  # 4 significant digits are plenty for curves (accuracies are multiples of 1/300)
-        "reward": [float(f"{record['reward']:.4g}") for record in history if "reward" in record],
         "eval_step": [record["step"] for record in evals],
         "eval_samples": [record["samples"] for record in evals],
         "eval_wall_time": [float(f"{record['wall_time']:.4g}") for record in evals],
@@ -173,8 +178,10 @@ def train_unit(config: dict, seed: int) -> dict:
         metrics.update(accuracy_by_difficulty(result.policy, Task.parse(train_cfg.task)))
     if config.get("advantage_probe"):
         metrics.update(advantage_noise_share(train_cfg, seed))
-    if train_cfg.baseline == "critic":
-        metrics["critic_parameters"] = float(ValueModel(result.policy).num_trainable_parameters())
+    if train_cfg.baseline == "critic":  # the parameters a critic adds beside the policy's: a shared trunk adds only its head
+        critic = ValueModel(result.policy)
+        added = critic.value_head if train_cfg.critic_trunk == "shared" else critic
+        metrics["critic_parameters"] = float(sum(p.numel() for p in added.parameters()))
     metrics["policy_parameters"] = float(result.policy.num_parameters())
     metrics["failed"] = float(result.status == "failed")
     return {"seed": seed, "status": result.status, "message": result.message, "metrics": metrics, "series": run_series(result.history)}
@@ -476,48 +483,111 @@ def critic_fit_samples(
     return CriticFitSamples(targets, oracle, training)
 
 
+@functools.lru_cache(maxsize=4)
+def critic_fit_mc_values(
+    policy_name: str,
+    half_trained_steps: int,
+    regime_train: str,
+    seed: int,
+    batches: int,
+    prompts_per_batch: int,
+    targets_per_prompt: int,
+    oracle_samples: int,
+) -> torch.Tensor:
+    """Monte-Carlo V(s_t) of every held-out target response of ``critic_fit_samples`` (same arguments)
+    at every answer token, [responses, La]: the mean reward of ``oracle_samples`` continuations of
+    the prompt plus the answer's first t tokens by the fixed policy at temperature 1
+    (``mc_prefix_values``; equal states once). Like the samples, it depends on the policy and the
+    seed, not on the critic: a worker computes it once for all of a policy's cells (about 20 s at
+    128 continuations of 1200 responses on one CPU thread)."""
+    targets = critic_fit_samples(
+        policy_name, half_trained_steps, regime_train, seed, batches, prompts_per_batch, targets_per_prompt, oracle_samples
+    ).targets
+    policy, reward_model = fixed_policy(policy_name, half_trained_steps, regime_train), RewardModel()
+    generator = torch.Generator().manual_seed(seed + 27_182)  # apart from the samples' generator: they stay as they were
+    values, _ = mc_prefix_values(policy, targets["prompts"], targets["answers"], targets["mask"], reward_model, oracle_samples, 1.0, generator)
+    return values
+
+
 def critic_fit_unit(config: dict, seed: int) -> dict:
     """How well PPO's critic learns V at a fixed policy, and what a group of G samples gives instead.
 
     config: {"policy", "half_trained_steps", "batches", "prompts_per_batch", "data" ('fresh': new
     rollouts every batch, as in a PPO run; 'fixed': the same rollouts every batch), "critic"
-    (TrainConfig overrides of critic_lr, critic_epochs, critic_minibatches, value_clip, gae_lambda),
-    "targets_per_prompt", "oracle_samples", "group_sizes"}.
+    (TrainConfig overrides of critic_lr, critic_epochs, critic_minibatches, value_clip, gae_lambda,
+    and the variants' critic_lambda, critic_trunk, critic_warmup_steps), "targets_per_prompt",
+    "oracle_samples", "group_sizes"}.
 
     Held out: the task's eval problems (never trained on), ``targets_per_prompt`` fresh responses
     each. A value estimate of a prompt is scored by its explained variance (EV) against those
     responses' rewards: the critic's V(prompt); the mean of G other samples of the same prompt
-    (GRPO's baseline, G from ``group_sizes``); and the oracle, the mean of ``oracle_samples``
-    samples (the best any V(prompt) can do, up to its own noise). Token EV scores the critic at
-    every answer token against the response's reward (later tokens know more: the ceiling is higher).
+    (GRPO's baseline, G from ``group_sizes``). Token EV scores the critic's V(s_t) at every answer
+    token against the same response's reward (the Monte-Carlo return, gamma 1). Two ceilings, with
+    M = ``oracle_samples`` (128 in the full grid, 32 in ``--fast``):
 
-    Metrics: oracle_ev, group_ev.G=g, critic_ev_prompt / critic_ev_token (after all updates),
+    - oracle_ev, the prompt-level ceiling (beside critic_ev_prompt): the mean reward of M fresh
+      responses to each prompt, as V(prompt), scored as the critic's V(prompt) is. No function of
+      the prompt alone does better in expectation;
+    - oracle_ev_token, the token-level ceiling (beside critic_ev_token): Monte-Carlo V(s_t), the
+      mean reward of M continuations of each target response's prompt + answer prefix
+      (``critic_fit_mc_values``), scored on the same tokens against the same targets as the
+      critic's token EV. The true V(s_t) has the least expected squared error to those targets of
+      any function of the state, so no critic beats it in expectation, and later tokens know more
+      than the prompt: it sits above oracle_ev.
+
+    Each is an estimate from M samples, whose noise (independent of the targets) lowers it by
+    E[Var(reward | s)] / (M Var(targets)): at most 0.25 / (M Var(targets)) for rewards in [0, 1],
+    about 0.01 at M = 128 and a reward std of 0.46, so either is a ceiling up to about that.
+
+    The critic variants (core/critic.py) train as a run would: ``critic_lambda`` sets the returns'
+    lambda; ``critic_warmup_steps`` = W fits the critic first to W batches of the starting
+    (reference) policy's rollouts, the first W of its fresh stream, before the cell's own (VAPO's
+    value pretraining: on the half-trained policy it asks whether fitting the start carries over);
+    ``critic_trunk='shared'`` trains a value head on (a copy of) the fixed policy's trunk at the
+    policy's lr and on its schedule (inner_epochs x policy_minibatches updates a batch), as a
+    shared trunk trains in a run. The fixed policy has no loss here, so what a shared trunk's
+    policy loss does to V (the tug of war of the two losses) is not measured, and vf_coef (a
+    constant scale of the value loss, which Adam undoes) changes nothing but the gradient clip.
+
+    Metrics: oracle_ev, oracle_ev_token, group_ev.G=g, critic_ev_prompt / critic_ev_token (after all updates),
     best_critic_ev_prompt, train_ev_token (on the last training batch, after its updates: the gap
     to critic_ev_token is over-fitting), updates_to_beat.G=g (the first measured update count at
     which the critic's prompt EV reaches the group's; None if never), critic_parameters,
-    critic_updates. Series: updates, ev_prompt, ev_token, train_ev_token at each measurement.
+    critic_updates (warm-up included). Series: updates, ev_prompt, ev_token, train_ev_token at each
+    measurement (the first after the warm-up, if any).
     """
     policy = cell_policy(config)
     settings = TrainConfig.from_dict({**config["critic"], "baseline": "critic", "group_size": 1})
-    samples = critic_fit_samples(
-        config["policy"], config["half_trained_steps"], regime_json(config), seed,
+    if settings.critic_warmup_steps > config["batches"]:
+        raise ConfigError(
+            "critic_warmup_steps", settings.critic_warmup_steps, f"must be at most the cell's batches ({config['batches']}) in critic-fit"
+        )
+    sample_args = (
+        config["half_trained_steps"], regime_json(config), seed,
         config["batches"], config["prompts_per_batch"], config["targets_per_prompt"], config["oracle_samples"],
     )  # fmt: skip
+    samples = critic_fit_samples(config["policy"], *sample_args)
     targets, extra = samples.targets, samples.oracle_rewards
     target_prompts, target_answers, target_mask = targets["prompts"], targets["answers"], targets["mask"]
     target_rewards = targets["rewards"].reshape(-1)  # [prompts * K]
+    target_returns = target_rewards[:, None].expand_as(target_mask)  # the Monte-Carlo return at every answer token (gamma 1)
     K = config["targets_per_prompt"]
 
     def prompt_ev(estimate: torch.Tensor) -> float:  # estimate [prompts] -> EV against the K targets of each prompt
         return explained_variance(estimate.repeat_interleave(K), target_rewards)
 
-    metrics: dict = {"oracle_ev": prompt_ev(extra.mean(dim=1)), "reward": float(target_rewards.mean())}
+    metrics: dict = {
+        "oracle_ev": prompt_ev(extra.mean(dim=1)),
+        "oracle_ev_token": explained_variance(critic_fit_mc_values(config["policy"], *sample_args), target_returns, target_mask),
+        "reward": float(target_rewards.mean()),
+    }
     group_ev = {G: prompt_ev(extra[:, :G].mean(dim=1)) for G in config["group_sizes"] if G <= config["oracle_samples"]}
     metrics.update({f"group_ev.G={G}": value for G, value in group_ev.items()})
 
     torch.manual_seed(seed)
-    value_model = ValueModel(policy)
-    optimizer = torch.optim.Adam(value_model.parameters(), lr=settings.critic_lr)
+    value_model = ValueModel(policy)  # a copy also for a shared trunk: the fixed policy (cached, shared by cells) must not move
+    shared = settings.critic_trunk == "shared"
+    optimizer = torch.optim.Adam(value_model.parameters(), lr=settings.lr if shared else settings.critic_lr)
     shuffle = torch.Generator().manual_seed(seed + 1)
     checkpoints = {round(2 ** (k / 2)) for k in range(2 * int(math.log2(config["batches"])) + 1)} | {config["batches"]}
     series: dict[str, list] = {"updates": [], "ev_prompt": [], "ev_token": [], "train_ev_token": []}
@@ -529,28 +599,27 @@ def critic_fit_unit(config: dict, seed: int) -> dict:
         series["updates"].append(updates)
         series["ev_prompt"].append(explained_variance(values[:, 0], target_rewards))
         # token EV: against the Monte-Carlo return (gamma 1: the response's reward at every one of its tokens)
-        series["ev_token"].append(explained_variance(values, target_rewards[:, None].expand_as(values), target_mask))
+        series["ev_token"].append(explained_variance(values, target_returns, target_mask))
         series["train_ev_token"].append(train_ev)
 
+    def fit(batch: dict) -> int:  # one batch's critic updates, as in a PPO step; returns how many
+        rewards = batch["rewards"].reshape(-1)  # one response per prompt: [prompts_per_batch]
+        with torch.no_grad():
+            old_values = answer_values(value_model, batch["prompts"], batch["answers"])
+        _, returns = advantages_and_returns(rewards, old_values, batch["mask"], settings)
+        return update_critic(value_model, optimizer, batch["prompts"], batch["answers"], batch["mask"], returns, old_values, settings, shuffle)[
+            "critic_updates"
+        ]
+
+    warmup = critic_fit_samples("reference", *sample_args).batches[: settings.critic_warmup_steps] if settings.critic_warmup_steps else ()
+    for batch in warmup:  # VAPO's value pretraining, on the starting policy's rollouts
+        updates += fit(batch)
     measure()
     for batch_number in range(1, config["batches"] + 1):
         batch = samples.batches[batch_number - 1 if config["data"] == "fresh" else 0]  # 'fixed': the first batch, every time
         prompts, answers, mask = batch["prompts"], batch["answers"], batch["mask"]
-        rewards = batch["rewards"].reshape(-1)  # one response per prompt: [prompts_per_batch]
-        with torch.no_grad():
-            old_values = answer_values(value_model, prompts, answers)
-        _, returns = gae(rewards, old_values, mask, 1.0, settings.gae_lambda)
-        updates += update_critic(
-            value_model,
-            optimizer,
-            prompts,
-            answers,
-            mask,
-            returns,
-            old_values,
-            settings,
-            shuffle,
-        )["critic_updates"]
+        rewards = batch["rewards"].reshape(-1)
+        updates += fit(batch)
         if batch_number in checkpoints:
             with torch.no_grad():
                 values = answer_values(value_model, prompts, answers)

@@ -14,6 +14,13 @@ the same folder (data/results/regimes/large-step/NAME.json); files without "regi
 A replication (``"replicate": true``) measures seeds from catalog.REPLICATION_SEED_BASE instead of 0 and
 lives in ``replication/`` under its regime's folder (data/results/replication/NAME.json); files
 without "replicate" are main runs.
+
+Partial file (NAME.partial.jsonl beside NAME.json, ``partial_path``): a sweep's finished units while it runs,
+one JSON object a line, so that a stopped sweep resumes where it stopped (``run_experiment``'s ``partial``).
+The first line is ``{"sweep": identity}`` (``sweep_identity``); each later line is a unit, ``{"cell": id,
+"seed", "entry": its per-seed entry, "elapsed_s"}``, or ``{"elapsed_s"}`` alone where a session stopped;
+``elapsed_s``: the sweep's seconds so far, over all its sessions. The command line deletes the file once the
+result is written.
 """
 
 from __future__ import annotations
@@ -27,6 +34,7 @@ import multiprocessing.pool
 import os
 import re
 import signal
+import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -39,7 +47,7 @@ from ..checks import paths
 from ..checks.files import finite_json, json_text, read_strict_json, write_atomically
 from ..core.config import TrainConfig
 from ..errors import ConfigError
-from .catalog import DEFAULT_REGIME, EXPERIMENTS, REGIMES, REPLICATION_SEED_BASE, cell_labels, default_seeds, in_regime
+from .catalog import DEFAULT_REGIME, EXPERIMENTS, REGIMES, REPLICATION_SEED_BASE, cell_labels, default_seeds, experiments_in, in_regime, only_in_words
 from .measures import UNITS
 from .stats import summarize
 
@@ -84,8 +92,8 @@ def check_options(name: str, seeds: int | None, workers: int, regime: str = DEFA
     """One ConfigError (a ValueError) naming the option, the value and the allowed range."""
     check_name(name)
     check_regime(regime)
-    if regime != DEFAULT_REGIME and EXPERIMENTS[name].gentle_only:
-        raise ConfigError("regime", regime, f"{name} runs in the gentle regime only: {EXPERIMENTS[name].gentle_only}")
+    if name not in experiments_in(regime):
+        raise ConfigError("regime", regime, only_in_words(name))
     if seeds is not None and (not isinstance(seeds, int) or not 1 <= seeds <= 100):
         raise ConfigError("seeds", seeds, "must be an integer from 1 to 100")
     if not isinstance(workers, int) or not 1 <= workers <= 64:
@@ -142,6 +150,90 @@ def results_folder(fast: bool = False, directory: str | Path | None = None, regi
 
 def result_path(name: str, fast: bool = False, directory: str | Path | None = None, regime: str = DEFAULT_REGIME, replicate: bool = False) -> Path:
     return results_folder(fast, directory, regime, replicate) / f"{name}.json"
+
+
+def partial_path(name: str, fast: bool = False, directory: str | Path | None = None, regime: str = DEFAULT_REGIME, replicate: bool = False) -> Path:
+    """Where a sweep records its finished units until its result is written: NAME.partial.jsonl beside NAME.json."""
+    return results_folder(fast, directory, regime, replicate) / f"{name}.partial.jsonl"
+
+
+def sweep_identity(name: str, regime: str, fast: bool, replicate: bool, seeds: int, cells: list[dict]) -> dict:
+    """What a partial file's units depend on, beyond the cell and the seed: a file whose identity differs (other
+    seeds, another grid, another machine or version) is not reused. ``grid``: the first 16 hex digits of the
+    SHA-256 of the cells' ids and configs and TrainConfig's defaults; ``units``: the distinct units of the sweep."""
+    grid = json.dumps([TrainConfig().to_dict(), [[cell["id"], cell["config"]] for cell in cells]], sort_keys=True)
+    distinct = len({json.dumps(cell["config"], sort_keys=True) for cell in cells})
+    return {
+        "name": name,
+        "regime": regime,
+        "fast": fast,
+        "replicate": replicate,
+        "seeds": seeds,
+        "grid": hashlib.sha256(grid.encode()).hexdigest()[:16],
+        "units": distinct * seeds,
+        "version": __version__,
+        "machine": machine(),
+    }
+
+
+def read_partial(path: Path) -> tuple[dict | None, dict[tuple[str, int], dict], float]:
+    """A partial file's sweep identity (None where there is no file or its first line is not one), its units
+    {(cell id, seed): per-seed entry} and the seconds its sessions spent (the largest ``elapsed_s``). A line
+    that does not parse, the one a kill cut short, is skipped."""
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError):
+        return None, {}, 0.0
+    records = []
+    for line in lines:
+        with contextlib.suppress(ValueError):  # JSONDecodeError: a line cut short
+            records.append(json.loads(line))
+    records = [record for record in records if isinstance(record, dict)]
+    if not records or not isinstance(records[0].get("sweep"), dict):
+        return None, {}, 0.0
+    units, elapsed = {}, 0.0
+    for record in records[1:]:
+        if is_finite_number(record.get("elapsed_s")):
+            elapsed = max(elapsed, float(record["elapsed_s"]))
+        entry = record.get("entry")
+        if (
+            isinstance(record.get("cell"), str)
+            and isinstance(record.get("seed"), int)
+            and isinstance(entry, dict)
+            and entry.get("seed") == record["seed"]
+        ):
+            units[(record["cell"], record["seed"])] = entry
+    return records[0]["sweep"], units, elapsed
+
+
+def start_partial(path: Path, identity: dict) -> tuple[dict[tuple[str, int], dict], float]:
+    """Begin a session of the sweep ``identity`` in the partial file at ``path``: returns its units and the
+    seconds already spent where the file was made by the same sweep, else ({}, 0.0), saying in one line on
+    stderr why a file that exists is set aside. The file is rewritten at once with what is kept, so that no
+    line of this session follows a line a kill cut short."""
+    found, units, elapsed = read_partial(path)
+    if found != identity:
+        if found is not None:
+            differs = next(key for key in {**identity, **found} if found.get(key) != identity.get(key))
+            print(
+                f"{path} was made by another sweep ({differs} {found.get(differs)!r} there, {identity.get(differs)!r} now): "
+                "its units are not reused; starting over",
+                file=sys.stderr,
+            )
+        elif path.exists():
+            print(f"{path} is not a partial file of a sweep: starting over", file=sys.stderr)
+        units, elapsed = {}, 0.0
+    lines = [{"sweep": identity}, *({"cell": cell, "seed": seed, "entry": entry} for (cell, seed), entry in units.items()), {"elapsed_s": elapsed}]
+    write_atomically(path, "".join(json.dumps(line) + "\n" for line in lines))
+    return units, elapsed
+
+
+def append_record(path: Path, record: dict) -> None:
+    """One line added to a partial file and flushed to disk: a unit survives a kill once this returns."""
+    with open(path, "a", encoding="utf-8") as file:
+        file.write(json.dumps(record) + "\n")
+        file.flush()
+        os.fsync(file.fileno())
 
 
 def run_cell(config: dict, seed: int) -> dict:
@@ -235,6 +327,7 @@ def run_experiment(
     done: dict[tuple[str, int], dict] | None = None,
     pool: multiprocessing.pool.Pool | None = None,
     replicate: bool = False,
+    partial: Path | None = None,
 ) -> dict:
     """Run every cell of experiment ``name`` in ``regime`` (catalog.REGIMES) for ``seeds`` seeds
     (0..seeds-1, or from catalog.REPLICATION_SEED_BASE when ``replicate``; default count: the
@@ -247,7 +340,13 @@ def run_experiment(
     added to it. ``pool``: worker processes to reuse (``worker_pool``), so that ``sweep all`` starts
     them once instead of once per experiment (about 3 s each); ignored by an experiment that needs a
     fresh process per unit. Units run longest first (``longest_first``): the order changes no number,
-    only how little time one worker waits for the other at the end."""
+    only how little time one worker waits for the other at the end.
+
+    ``partial``: the sweep's partial file (``partial_path``; None: none). Each unit is recorded there as it
+    finishes; a file left by a stopped run of the same sweep (``sweep_identity``) is resumed: its units are not
+    run again, and the result is the one an uninterrupted run gives (units are deterministic), but for
+    ``wall_time_s``, which then sums the seconds of every session (each up to its stop). The caller deletes
+    the file once the result is saved."""
     check_options(name, seeds, workers, regime)
     spec = EXPERIMENTS[name]
     seeds = seeds or (spec.fast_seeds if fast else default_seeds(name, regime))
@@ -256,16 +355,20 @@ def run_experiment(
     cells = [{"id": cell["id"], "axes": cell["axes"], "config": in_regime(cell["config"], regime)} for cell in spec.grid(fast)]
     # identical configs (e.g. G=16 with 8 prompts in both regimes of group-size) run once
     done = {} if done is None else done
+    identity = sweep_identity(name, regime, fast, replicate, seeds, cells)
+    kept, before_s = start_partial(partial, identity) if partial is not None else ({}, 0.0)
     keys = [json.dumps(cell["config"], sort_keys=True) for cell in cells]
     unique: dict[str, int] = {}
-    jobs, job_of = [], {}
+    jobs, job_of, copied = [], {}, []
     outputs: dict[tuple[int, int], dict] = {}
     for index, key in enumerate(keys):
         unique.setdefault(key, index)
         for seed in seed_values:
             if unique[key] == index:
-                if (key, seed) in done:
-                    outputs[(index, seed)] = done[(key, seed)]
+                if (cells[index]["id"], seed) in kept:
+                    outputs[(index, seed)] = kept[(cells[index]["id"], seed)]
+                elif (key, seed) in done:
+                    copied.append((index, done[(key, seed)]))
                 else:
                     jobs.append((index, cells[index]["config"], seed))
             job_of[(index, seed)] = (unique[key], seed)
@@ -276,27 +379,43 @@ def run_experiment(
     started = time.perf_counter()
     in_regime_words = f" ({regime})" if regime != DEFAULT_REGIME else ""
     description = f"sweep {name}{in_regime_words}" + (" (replication)" if replicate else "") + (" (fast)" if fast else "")
-    # closed on every way out: a sweep stopped by a signal then prints its one line on a line of its own
-    with tqdm(total=len(jobs), desc=description, unit="run", disable=not progress) as bar:
-        if workers == 1 and not spec.fresh_process:
-            import torch
+    if outputs:
+        print(f"{description}: resuming from {partial}: {len(outputs)} of {identity['units']} units kept, {len(jobs)} to run", file=sys.stderr)
 
-            threads = torch.get_num_threads()
-            torch.set_num_threads(1)
-            try:
-                for job in jobs:
-                    index, entry = _run_job(job)
-                    outputs[(index, entry["seed"])] = entry
-                    bar.update(1)
-            finally:
-                torch.set_num_threads(threads)
-        else:
-            with contextlib.ExitStack() as stack:
-                if pool is None or spec.fresh_process:
-                    pool = stack.enter_context(worker_pool(workers, fresh_process=spec.fresh_process))
-                for index, entry in pool.imap_unordered(_run_job, jobs):
-                    outputs[(index, entry["seed"])] = entry
-                    bar.update(1)
+    def finished(index: int, entry: dict) -> None:
+        outputs[(index, entry["seed"])] = entry
+        if partial is not None:
+            seconds = before_s + time.perf_counter() - started
+            append_record(partial, {"cell": cells[index]["id"], "seed": entry["seed"], "entry": entry, "elapsed_s": seconds})
+
+    for index, entry in copied:
+        finished(index, entry)
+    try:
+        # closed on every way out: a sweep stopped by a signal then prints its one line on a line of its own
+        with tqdm(total=len(jobs), desc=description, unit="run", disable=not progress) as bar:
+            if workers == 1 and not spec.fresh_process:
+                import torch
+
+                threads = torch.get_num_threads()
+                torch.set_num_threads(1)
+                try:
+                    for job in jobs:
+                        finished(*_run_job(job))
+                        bar.update(1)
+                finally:
+                    torch.set_num_threads(threads)
+            else:
+                with contextlib.ExitStack() as stack:
+                    if pool is None or spec.fresh_process:
+                        pool = stack.enter_context(worker_pool(workers, fresh_process=spec.fresh_process))
+                    for index, entry in pool.imap_unordered(_run_job, jobs):
+                        finished(index, entry)
+                        bar.update(1)
+    except BaseException:  # a signal (the command line's SweepStopped), a failed unit: the time spent is kept too
+        if partial is not None:
+            with contextlib.suppress(OSError):
+                append_record(partial, {"elapsed_s": before_s + time.perf_counter() - started})
+        raise
     for (index, seed), entry in outputs.items():
         done[(keys[index], seed)] = entry
 
@@ -317,7 +436,7 @@ def run_experiment(
         "seeds": seeds,
         "workers": workers,
         "created": datetime.now(UTC).isoformat(timespec="seconds"),
-        "wall_time_s": time.perf_counter() - started,
+        "wall_time_s": before_s + time.perf_counter() - started,
         "train_defaults": TrainConfig().to_dict(),
         "grid": [{"id": cell["id"], **cell["axes"]} for cell in cells],
         "cells": result_cells,

@@ -50,7 +50,7 @@ ROW_LABELS = {
     "reward": "reward",
     "std_scope": "std over (std_scope)",
     "eps_mode": "epsilon (eps_mode)",
-    "skip_zero_std_groups": "equal-reward groups",
+    "skip_zero_std_groups": "all-right or all-wrong groups",
     "reference": "reference policy",
 }
 MAX_SEEDS = 5

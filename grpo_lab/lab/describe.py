@@ -18,7 +18,7 @@ SHORT_NAMES = {
     "reward_scale": "scale",
     "reward_noise": "noise",
     "reference": "ref",
-    "skip_zero_std_groups": "skip equal",
+    "skip_zero_std_groups": "skip all-same",
     "std_scope": "std over",
     "eps_mode": "eps mode",
 }
