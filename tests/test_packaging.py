@@ -51,6 +51,8 @@ def test_notebooks_are_stripped_and_have_a_kernelspec():
     for path in notebooks:
         notebook = json.loads(path.read_text())
         assert notebook["metadata"].get("kernelspec", {}).get("name") == "python3", path.name
+        ids = [cell.get("id") for cell in notebook["cells"]]
+        assert None not in ids and len(set(ids)) == len(ids), f"{path.name}: every cell needs an id of its own (nbformat 4.5)"
         for cell in notebook["cells"]:
             if cell["cell_type"] == "code":
                 assert cell.get("outputs") == [] and cell.get("execution_count") is None, f"{path.name} keeps outputs"
