@@ -299,7 +299,11 @@ def test_voila_keeps_a_pinned_run_among_seven_and_exports_the_plot_and_runs(tmp_
             page.locator(".grpo-new-seed").click()
             page.wait_for_function(f"() => ({LAST_FINISHED_RUN})() >= {run}", timeout=RUN_SECONDS)
         # "Finished run 8" can show a moment before the run's end updates the Runs tab and the status line
-        page.wait_for_function("() => document.querySelectorAll('.grpo-run-row').length === 7", timeout=10_000)
+        page.wait_for_function(
+            "() => { const rows = [...document.querySelectorAll('.grpo-run-row')];"
+            " return rows.length === 7 && rows[6].innerText.includes('run 8'); }",
+            timeout=10_000,
+        )
         rows = page.locator(".grpo-run-row")
         assert rows.count() == 7 and rows.first.inner_text().startswith("● run 1")
         assert page.locator(".grpo-run-pin input").first.is_checked()

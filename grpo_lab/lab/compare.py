@@ -122,13 +122,14 @@ class RunsPanel:
             self._syncing = True
             try:
                 keys = [run.key for run in runs]
-                for key in set(self.rows) - set(keys):
-                    self.rows.pop(key).close()
                 for run, words in zip(runs, apart):
                     if run.key not in self.rows:
                         self.rows[run.key] = RunRow(run, self.changed)
                     self.rows[run.key].describe(words, run_label(run.config, configs, run.num_seeds))
                 self.rows_box.children = [self.rows[key].widget for key in keys]
+                # closed only once off the page: a row closed while shown would leave a gap for a moment
+                for key in set(self.rows) - set(keys):
+                    self.rows.pop(key).close()
                 options = (("none", NO_RUN), *((f"{run.tag}: {words}" if words else run.tag, run.key) for run, words in zip(runs, apart)))
                 for choice in (self.compare_a, self.compare_b):
                     if tuple(choice.options) != options:
