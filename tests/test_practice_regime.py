@@ -172,3 +172,36 @@ def test_a_run_in_the_practice_regime_starts_from_practice_pt():
     result = train(TrainConfig(**{**REGIMES["practice"].train, "steps": 2, "eval_every": 0, "probe_every": 0}))
     assert result.status == "finished"
     assert result.history[0]["eval_accuracy"] == pytest.approx(load_reference_policy("practice").metadata["eval_accuracy"], abs=1 / 300 + 1e-9)
+
+
+def test_the_practice_regime_leaves_out_the_monte_carlo_cells_and_its_claims_say_why():
+    """docs/practice-regime.md, section 7: only the Monte-Carlo value cells are left out; a claim deciding on one
+    says why it is not tested there, and claim [group-in-ppo] is judged without its auxiliary Monte-Carlo arm."""
+    from grpo_lab.experiments.catalog import EXPERIMENTS, REGIMES, experiments_in, grid_in, left_out_in
+    from grpo_lab.experiments.claims import CLAIMS, Claim, finding_in
+    from grpo_lab.experiments.findings import UNTESTED, cell_summary
+    from grpo_lab.experiments.runner import load_result
+
+    for name in experiments_in("practice"):
+        for fast in (False, True):
+            every, kept = EXPERIMENTS[name].grid(fast), grid_in(name, "practice", fast)
+            dropped = [c for c in every if c not in kept]
+            assert all(c["config"]["train"]["baseline"] == "mc_value" for c in dropped), name
+            assert all(c["config"].get("train", {}).get("baseline") != "mc_value" for c in kept), name
+            assert grid_in(name, "gentle", fast) == every  # other regimes run every cell
+    assert left_out_in("grpo-vs-ppo", "mc-value", "practice") and not left_out_in("grpo-vs-ppo", "mc-value", "gentle")
+    assert not left_out_in("grpo-vs-ppo", "ppo-reuse", "practice")
+
+    gentle = load_result("grpo-vs-ppo")
+    without = {"grpo-vs-ppo": {**gentle, "cells": [c for c in gentle["cells"] if c["id"] != "mc-value"]}}
+    deciding = Claim("mc", "", "", "", ("grpo-vs-ppo",), lambda r: cell_summary(r, "grpo-vs-ppo", "mc-value", "late_eval_accuracy"))
+    verdict, reason = finding_in(deciding, without, "practice").judge()
+    assert verdict == UNTESTED and reason == REGIMES["practice"].why_leaves_out
+    elsewhere = finding_in(deciding, without, "gentle")  # elsewhere a missing cell is an incomplete result, not the regime's choice
+    assert elsewhere.judge()[0] == UNTESTED and REGIMES["practice"].why_leaves_out not in (elsewhere.evidence, elsewhere.judge()[1])
+
+    group_in_ppo = next(claim for claim in CLAIMS if claim.key == "group-in-ppo")
+    full, less = finding_in(group_in_ppo, {"grpo-vs-ppo": gentle}), finding_in(group_in_ppo, without, "practice")
+    assert len(full.auxiliary) == 1 and less.auxiliary == ()
+    assert [c.difference for c in less.deciding] == [c.difference for c in full.deciding]
+    assert less.judge(*(c.direction() for c in less.deciding))[0] == full.judge(*(c.direction() for c in full.deciding))[0]

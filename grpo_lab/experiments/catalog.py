@@ -556,6 +556,14 @@ class UnknownCellError(LookupError):
     (claims.evaluate_claim marks a claim untested only for a catalog cell that a --fast result leaves out)."""
 
 
+class MissingCellError(KeyError):
+    """A catalog cell that a result lacks (a --fast grid has fewer cells; a regime may leave some out): ``name``, ``cell_id``."""
+
+    def __init__(self, message: str, name: str, cell_id: str):
+        super().__init__(message)
+        self.name, self.cell_id = name, cell_id
+
+
 @functools.cache
 def cell_labels(name: str) -> dict[str, str]:
     """{cell id: display label} of experiment ``name``, over its full grid and its fast one."""
@@ -572,13 +580,14 @@ def cell_label(name: str, cell_id: str) -> str:
 
 def result_cell(result: dict, cell_id: str) -> dict:
     """The cell ``cell_id`` of an experiment result (runner's schema). UnknownCellError for an id the
-    experiment's catalog does not have; KeyError, naming the ids there are, for a catalog cell the result
-    lacks (a --fast grid has fewer cells)."""
+    experiment's catalog does not have; MissingCellError (a KeyError), naming the ids there are, for a catalog cell
+    the result lacks (a --fast grid has fewer cells; a regime may leave some out)."""
     cell_label(result["name"], cell_id)
     for found in result["cells"]:
         if found["id"] == cell_id:
             return found
-    raise KeyError(f"{result['name']}: this result has no cell {cell_id!r}; its cells are {', '.join(c['id'] for c in result['cells'])}")
+    message = f"{result['name']}: this result has no cell {cell_id!r}; its cells are {', '.join(c['id'] for c in result['cells'])}"
+    raise MissingCellError(message, result["name"], cell_id)
 
 
 # --- regimes ---------------------------------------------------------------------------------------------
@@ -607,11 +616,14 @@ class Regime:
     """A named set of TrainConfig values every experiment can run in (``sweep NAME --regime R``).
     train: TrainConfig overrides under every cell's own (a cell that sets a knob keeps its value: e.g.
     sigma-to-zero's weak-reference cells stay on weak.pt, small-group-remedies' 'lr 3e-5' stays 3e-5);
-    why: its line of REGIME_RULE."""
+    why: its line of REGIME_RULE; leaves_out: baselines whose cells it does not run (every other cell of every
+    experiment runs), why_leaves_out: why, in words a claim can print."""
 
     name: str
     train: dict
     why: str
+    leaves_out: tuple[str, ...] = ()
+    why_leaves_out: str = ""
 
 
 def scan_runs_by_lr(scan: dict) -> dict[float, list[dict]]:
@@ -658,6 +670,10 @@ REGIMES: dict[str, Regime] = {
             f"lr {BEST_LR:g} on {PRACTICE_TASK} (worked answers of 27-28 tokens, only the final result rewarded) from practice.pt, "
             "the first 10-step checkpoint at or above 10% greedy accuracy, and prompts from one fixed pool of 256 revisited "
             "epoch after epoch (docs/practice-regime.md)",
+            leaves_out=("mc_value",),
+            why_leaves_out="the practice regime leaves out the Monte-Carlo value cells: each 28-token answer needs 27 prefixes x 4 "
+            "rollouts, 6.3 s a step against GRPO's 0.23 (about 950 s a unit, 2.1 h a cell at 8 seeds on 2 cores), beyond the "
+            "time budget of `sweep all` (docs/practice-regime.md, section 5)",
         ),
     )
 }
@@ -724,6 +740,19 @@ SEEDS: dict[str, dict[str, int]] = {
         "variance": 4,
     },
 }
+
+
+def grid_in(name: str, regime: str, fast: bool = False) -> list[dict]:
+    """Experiment ``name``'s cells that run in ``regime``: its grid less the cells of a baseline the regime leaves out."""
+    left_out = REGIMES[regime].leaves_out
+    return [c for c in EXPERIMENTS[name].grid(fast) if c["config"].get("train", {}).get("baseline") not in left_out]
+
+
+def left_out_in(name: str, cell_id: str, regime: str) -> bool:
+    """Whether ``regime`` leaves out the cell ``cell_id`` of experiment ``name`` (a cell of a baseline it does not run)."""
+    every = {c["id"] for fast in (False, True) for c in EXPERIMENTS[name].grid(fast)}
+    kept = {c["id"] for fast in (False, True) for c in grid_in(name, regime, fast)}
+    return cell_id in every - kept
 
 
 def default_seeds(name: str, regime: str = DEFAULT_REGIME) -> int:

@@ -25,7 +25,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
-from .catalog import DEFAULT_REGIME, experiments_in, only_in_words
+from .catalog import DEFAULT_REGIME, REGIMES, MissingCellError, experiments_in, left_out_in, only_in_words
 from .findings import CLAIMED_RELATIVE_EFFECT, FAILS, HOLDS, NOT_DETECTED, PARTLY, UNTESTED, VERDICTS, Finding, metric_unit, number_text, untested
 from .rules import baselines, critic, groups, sigma
 from .stats import ALPHA, Comparison, bh_level, q_values
@@ -117,6 +117,8 @@ def finding_in(claim: Claim, results: dict, regime: str = DEFAULT_REGIME) -> Fin
     # a --fast grid leaves out cells that some claims compare; a cell id the catalog lacks (a typo) is an
     # UnknownCellError, no KeyError, and is raised: a typo never reads as "not tested"
     except KeyError as error:
+        if isinstance(error, MissingCellError) and left_out_in(error.name, error.cell_id, regime):
+            return untested("—", REGIMES[regime].why_leaves_out)
         return untested(f"needs a cell this result does not have ({error.args[0]}); run the full sweep")
     except (TypeError, ValueError, AttributeError, IndexError, ZeroDivisionError) as error:  # a damaged result that passed the schema
         remake = "; ".join(f"`python -m grpo_lab sweep {name}`" for name in claim.experiments)

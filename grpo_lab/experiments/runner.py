@@ -47,7 +47,7 @@ from ..checks import paths
 from ..checks.files import finite_json, json_text, read_strict_json, write_atomically
 from ..core.config import TrainConfig
 from ..errors import ConfigError
-from .catalog import DEFAULT_REGIME, EXPERIMENTS, REGIMES, REPLICATION_SEED_BASE, cell_labels, default_seeds, experiments_in, in_regime, only_in_words
+from .catalog import DEFAULT_REGIME, EXPERIMENTS, REGIMES, REPLICATION_SEED_BASE, cell_labels, default_seeds, experiments_in, grid_in, in_regime, only_in_words
 from .measures import UNITS
 from .stats import summarize
 
@@ -352,7 +352,7 @@ def run_experiment(
     seeds = seeds or (spec.fast_seeds if fast else default_seeds(name, regime))
     seed_values = declared_seeds(seeds, replicate)
     # a result names each cell by its id; the label stays in the catalog, so rewording one touches no result
-    cells = [{"id": cell["id"], "axes": cell["axes"], "config": in_regime(cell["config"], regime)} for cell in spec.grid(fast)]
+    cells = [{"id": cell["id"], "axes": cell["axes"], "config": in_regime(cell["config"], regime)} for cell in grid_in(name, regime, fast)]
     # identical configs (e.g. G=16 with 8 prompts in both regimes of group-size) run once
     done = {} if done is None else done
     identity = sweep_identity(name, regime, fast, replicate, seeds, cells)

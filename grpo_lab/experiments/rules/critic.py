@@ -202,32 +202,42 @@ def grpo_stability(r: dict) -> Finding:
 
 def group_baseline_in_ppo(r: dict) -> Finding:
     """Deciding: GRPO against PPO with a learned critic on the same batches, in late accuracy: holds when lower, else fails.
-    The Monte-Carlo value against the learned critic: auxiliary."""
+    The Monte-Carlo value against the learned critic: auxiliary, quoted where the result has the Monte-Carlo cell (a
+    regime may leave it out: catalog.Regime.leaves_out)."""
     name = "grpo-vs-ppo"
     grpo, critic = cell_summary(r, name, "grpo", ACC), cell_summary(r, name, "ppo-g8", ACC)
-    mc, learned = cell_summary(r, name, "mc-value", ACC), cell_summary(r, name, "ppo-reuse", ACC)
     same_batches = versus(grpo, critic, "same batches: group baseline vs learned critic", ACC, SMALL_EFFECT)
-    bias = versus(mc, learned, "Monte-Carlo value vs learned critic", ACC, SMALL_EFFECT)
     task = Task.parse(result_cell(r[name], "grpo")["config"]["train"].get("task", r[name]["train_defaults"]["task"]))
-    answer_tokens = f"{task.digits + 1}-{task.digits + 2}"  # a sum's digits and EOS
+    # a sum's digits (or its worked steps and result) and EOS, without and with a last carry
+    answer_tokens = f"{task.max_answer_length - 1}-{task.max_answer_length}" if task.worked else f"{task.digits + 1}-{task.digits + 2}"
     evidence = (
-        f"same batches (G=8, 16 prompts, the same PPO-clip loss): group baseline (GRPO) {fmt(grpo)} vs learned critic with GAE {fmt(critic)}; "
-        f"on PPO's batch shape with sample reuse ({cell_label(name, 'mc-value').split(', ', 1)[1]}): Monte-Carlo V(s_t) from rollouts of each answer prefix "
-        f"(unbiased per token) {fmt(mc)} vs the learned critic {fmt(learned)}"
+        f"same batches (G=8, 16 prompts, the same PPO-clip loss): group baseline (GRPO) {fmt(grpo)} vs learned critic with GAE {fmt(critic)}"
     )
+    bias = None
+    if any(c["id"] == "mc-value" for c in r[name]["cells"]):
+        mc, learned = cell_summary(r, name, "mc-value", ACC), cell_summary(r, name, "ppo-reuse", ACC)
+        bias = versus(mc, learned, "Monte-Carlo value vs learned critic", ACC, SMALL_EFFECT)
+        evidence += (
+            f"; on PPO's batch shape with sample reuse ({cell_label(name, 'mc-value').split(', ', 1)[1]}): Monte-Carlo V(s_t) from rollouts "
+            f"of each answer prefix (unbiased per token) {fmt(mc)} vs the learned critic {fmt(learned)}"
+        )
 
     def judge(direction: str) -> tuple[str, str]:
-        bias_costs = bias.direction()
         explanation = (
             "Our GRPO is exactly 'PPO with the critic replaced by the group baseline'. It ends "
-            f"{worded(direction, 'above', 'below', 'within noise of')} the critic on the same batches. A per-token value with no bias "
-            f"(the Monte-Carlo arm: what a perfect critic would give GAE) ends {worded(bias_costs, 'above', 'below', 'within noise of')} the learned critic"
-            + (", so the critic's bias does cost accuracy here." if bias_costs == "higher" else ", so the critic's bias is not what limits PPO here.")
-            + f" A single reward arrives at the end of a {answer_tokens} token answer."
+            f"{worded(direction, 'above', 'below', 'within noise of')} the critic on the same batches."
         )
+        if bias is not None:
+            bias_costs = bias.direction()
+            explanation += (
+                " A per-token value with no bias (the Monte-Carlo arm: what a perfect critic would give GAE) ends "
+                f"{worded(bias_costs, 'above', 'below', 'within noise of')} the learned critic"
+                + (", so the critic's bias does cost accuracy here." if bias_costs == "higher" else ", so the critic's bias is not what limits PPO here.")
+            )
+        explanation += f" A single reward arrives at the end of a {answer_tokens} token answer."
         return (HOLDS if direction == "lower" else FAILS), explanation
 
-    return Finding(evidence, judge, (same_batches,), (bias,))
+    return Finding(evidence, judge, (same_batches,), (bias,) if bias is not None else ())
 
 
 # The critic against a learner without one on the same batches and the same reuse: (critic cell, critic-free cell, words)
