@@ -50,10 +50,12 @@ from .checks.config_rules import validate_config  # noqa: E402
 from .core.config import TrainConfig  # noqa: E402
 from .core.model import EOS, EOS_ID, PAD, PAD_ID, VOCAB, PolicyConfig, TinyTransformer  # noqa: E402
 from .task import (  # noqa: E402
+    WORK_MARK,
     ProblemSampler,
     RewardModel,
     Task,
-    eval_accuracy,  # noqa: E402
+    eval_accuracy,
+    final_result,
 )
 
 TRL_STD_EPS = 1e-4  # TRL divides by (std + 1e-4), a constant in its code, not a setting
@@ -263,12 +265,17 @@ def reward_function(
 ) -> Callable:
     """Our (possibly distorted) reward model with TRL's reward-function signature:
     ``task_reward(prompts, completions, answer, hard, **kwargs) -> list[float]``, one reward per
-    completion; ``hard_scale`` multiplies the rewards of hard problems (RewardModel, as in train()).
+    completion; ``hard_scale`` multiplies the rewards of hard problems (RewardModel, as in train()); a
+    worked prompt (``"=347+586="``, the practice regime's task) has only its completion's final result scored.
     TRL passes the dataset's columns by name and logs the mean as ``rewards/task_reward/mean``."""
     reward_model = RewardModel(kind, offset, scale, noise, seed, hard_scale)
 
     def task_reward(prompts: list[str], completions: list[str], answer: list[str], hard: list[bool] | None = None, **kwargs) -> list[float]:
-        rewards, _ = reward_model(completions, answer, None if hard is None else torch.tensor(hard, dtype=torch.bool))
+        # a worked prompt (it starts with WORK_MARK) has only the final result of its completion scored, as in train()
+        worked = [prompt.startswith(WORK_MARK) for prompt in prompts]
+        responses = [final_result(completion, w) for completion, w in zip(completions, worked)]
+        results = [final_result(right, w) for right, w in zip(answer, worked)]
+        rewards, _ = reward_model(responses, results, None if hard is None else torch.tensor(hard, dtype=torch.bool))
         return rewards.tolist()
 
     return task_reward

@@ -22,7 +22,7 @@ import torch
 
 from grpo_lab import TrainConfig, compute_advantages, load_reference_policy
 from grpo_lab.core.losses import aggregate, policy_loss_terms
-from grpo_lab.core.model import decode, encode, sample, token_logprobs
+from grpo_lab.core.model import EOS_ID, PAD_ID, decode, encode, sample, token_logprobs
 from grpo_lab.task import ProblemSampler, RewardModel, Task, eval_accuracy, eval_batch
 
 TASK = Task.parse("2d+")
@@ -152,6 +152,27 @@ def test_dataset_and_reward_function_are_our_task_and_reward(bridge):
     ours, _ = RewardModel("partial", 0.5, 2.0, 0.1, 3)(completions, batch.answers)
     ours = torch.where(batch.hard, ours * 0.1, ours)  # as train() applies hard_reward_scale
     assert torch.allclose(theirs, ours)
+
+
+def test_the_reward_function_scores_a_worked_answer_by_its_final_result_as_train_does(bridge):
+    """The practice regime's worked answers: the steps are never checked, only the text after the last '='."""
+    worked = Task.parse("3d+w")
+    dataset = bridge.task_dataset(worked, size=8, seed=5)
+    batch = ProblemSampler(worked, 5).sample(8)
+    right = [worked.target(int(p[1:4]), "+", int(p[5:8])) for p in dataset["prompt"]]  # '=453+411=' -> '3+1=045+1+0=064+4+0=08=864'
+    assert [answer.rpartition("=")[2] for answer in right] == dataset["answer"]
+    wrong_steps = [("1" if answer[0] == "0" else "0") + answer[1:] for answer in right]  # the first step's first digit changed
+    wrong_result = [answer[:-1] + str((int(answer[-1]) + 1) % 10) for answer in right]
+    reward = bridge.reward_function()
+    answers = dataset["answer"]
+    assert reward(dataset["prompt"], right, answers, dataset["hard"]) == [1.0] * 8
+    assert reward(dataset["prompt"], wrong_steps, answers, dataset["hard"]) == [1.0] * 8  # wrong steps, right result: rewarded
+    assert reward(dataset["prompt"], wrong_result, answers, dataset["hard"]) == [0.0] * 8  # right steps, wrong result: not
+    # the same rewards train() gives the same responses, token for token
+    for completions in (right, wrong_steps, wrong_result):
+        tokens = torch.tensor([encode(c) + [EOS_ID] + [PAD_ID] * (worked.max_answer_length - len(c) - 1) for c in completions])
+        ours, _ = RewardModel().score(batch.prompts, tokens)
+        assert reward(dataset["prompt"], completions, answers, dataset["hard"]) == ours.tolist()
 
 
 # --- the same tokens and the same model ---------------------------------------------------------

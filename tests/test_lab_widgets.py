@@ -10,6 +10,7 @@ import csv
 import io
 import json
 import math
+import os
 import re
 import runpy
 import subprocess
@@ -470,6 +471,17 @@ def test_make_voila_warms_kernels_and_refuses_a_bad_pool_size_in_one_line():
         with pytest.raises(SystemExit) as refused:
             warm_page_config(bad)
         assert str(refused.value) == f"GRPO_LAB_POOL={bad!r} is not valid: a whole number of warm kernels, 1 to 10 (about 430 MB each)"
+
+
+def test_make_voila_gives_each_kernel_one_torch_thread_unless_the_shell_says_otherwise():
+    """A class shares the cores: each warm kernel gets OMP_NUM_THREADS=1, and the lab's training then uses one thread."""
+    assert warm_page_config(None).VoilaKernelManager.default_env_variables == {"OMP_NUM_THREADS": "1"}
+    # on a 16-core machine (os.cpu_count patched), a kernel's training threads follow its OMP_NUM_THREADS
+    code = "import os; os.cpu_count = lambda: 16; from grpo_lab.checks.threads import default_training_threads; print(default_training_threads())"
+    for omp in ("1", "2"):  # torch takes at most the cores there are (2 in CI)
+        environment = {**os.environ, "OMP_NUM_THREADS": omp}
+        threads = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=environment, check=True).stdout
+        assert int(threads) == int(omp)
 
 
 def test_epsilon_is_disabled_for_baselines_that_do_not_divide_by_the_std(make_lab):

@@ -5,7 +5,7 @@ kernels (default 3, about 430 MB each) that have run the notebook up to the lab,
 paid its first-use costs before anyone asks; the lab's constructor waits there for a page
 (``grpo_lab.lab.classroom.wait_for_the_page``), then takes the page address's settings and starts
 run 1. A used kernel is replaced after FILL_DELAY_S, when the class's first runs are over, so that
-warming the next one does not slow them down."""
+warming the next one does not slow them down. Each kernel trains with one torch thread."""
 
 import os
 
@@ -26,3 +26,12 @@ c.VoilaConfiguration.prelaunch_hook = None
 c.VoilaConfiguration.preheat_kernel = True
 c.VoilaConfiguration.default_pool_size = pool_size(os.environ.get("GRPO_LAB_POOL", "3"))
 c.VoilaKernelManager.fill_delay = FILL_DELAY_S
+# one torch thread a kernel, as on the hub (Spawner.environment): a class's kernels share the cores, and
+# OpenMP teams spinning against each other cost more than they give (benchmarks/README.md, "Lab"); an
+# OMP_NUM_THREADS the teacher's shell sets wins (Voila adds these only where the environment lacks them)
+c.VoilaKernelManager.default_env_variables = {"OMP_NUM_THREADS": "1"}
+# a page that closes or reloads shuts its kernel down (Voila's page posts /voila/api/shutdown/KERNEL on
+# beforeunload), or each reload would leave a kernel of about 430 MB until the 5-minute cull. Standalone
+# Voila never sets the _xsrf cookie that post must carry, so the server refused it (403); the check protects
+# nothing here, where the page has no login at all, and a kernel's id is a random UUID no other site knows
+c.Voila.tornado_settings = {"disable_check_xsrf": True}

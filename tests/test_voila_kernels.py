@@ -1,0 +1,53 @@
+"""`make voila` for a class: a page that reloads or closes gives its kernel back (Voila's page posts its
+kernel's shutdown on beforeunload), so reloads do not pile up kernels of about 430 MB each, and every kernel
+it starts trains with one torch thread. Counted in /proc: the server's kernels are the ipykernel processes
+whose working folder is the served notebook's."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import pytest
+from browser_helpers import CHROMIUM, chromium_page, serve
+
+pytestmark = [
+    pytest.mark.browser,
+    pytest.mark.skipif(not Path(CHROMIUM).exists(), reason=f"no Chromium at {CHROMIUM} (apt-get install chromium; .ci/run does)"),
+]
+
+RUN_SECONDS = 150_000  # ms: one fast-mode run, including the kernel's first torch import, on two busy cores
+FILL_WAIT_S = 30  # warm/voila.py's FILL_DELAY_S (20 s) and a kernel's warm-up, for the pool to refill
+STARTED = "() => /run \\d+/i.test(document.querySelector('.grpo-status')?.textContent || '')"
+
+
+def kernels_under(folder: Path) -> list[dict]:
+    """The ipykernel processes running in ``folder`` or below (Voila starts a notebook's kernels in its folder):
+    {"pid", "omp"} each, omp the OMP_NUM_THREADS it was started with (None if unset)."""
+    found = []
+    for proc in Path("/proc").iterdir():
+        try:
+            if not proc.name.isdigit() or b"ipykernel" not in (proc / "cmdline").read_bytes():
+                continue
+            if not Path((proc / "cwd").resolve()).is_relative_to(folder.resolve()):
+                continue
+            variables = dict(item.split(b"=", 1) for item in (proc / "environ").read_bytes().split(b"\0") if b"=" in item)
+        except (OSError, ValueError):  # gone meanwhile, or not ours to read
+            continue
+        omp = variables.get(b"OMP_NUM_THREADS")
+        found.append({"pid": int(proc.name), "omp": omp.decode() if omp is not None else None})
+    return found
+
+
+def test_reloading_the_classroom_page_leaves_no_kernel_behind_and_each_kernel_has_one_thread(tmp_path):
+    with serve("voila", tmp_path, pool=1) as url, chromium_page(1280, 720) as page:
+        page.goto(url, timeout=RUN_SECONDS)
+        page.wait_for_function(STARTED, timeout=RUN_SECONDS)
+        for _ in range(3):
+            page.reload(timeout=RUN_SECONDS)
+            page.wait_for_function(STARTED, timeout=RUN_SECONDS)
+        time.sleep(FILL_WAIT_S)
+        kernels = kernels_under(tmp_path)
+        # the open page's kernel and the one warm kernel waiting for the next page; each reload's old kernel is gone
+        assert 1 <= len(kernels) <= 2, kernels
+        assert all(kernel["omp"] == "1" for kernel in kernels), kernels
