@@ -200,6 +200,14 @@ def grpo_stability(r: dict) -> Finding:
     return Finding(evidence, judge, (enough, scarce))
 
 
+def answer_tokens_text(r: dict) -> str:
+    """'3-4': the answer lengths in tokens of grpo-vs-ppo's task in the result ``r`` (a sum's digits, or its worked steps
+    and result, and EOS; without and with a last carry)."""
+    result = r["grpo-vs-ppo"]
+    task = Task.parse(result_cell(result, "grpo")["config"]["train"].get("task", result["train_defaults"]["task"]))
+    return f"{task.max_answer_length - 1}-{task.max_answer_length}" if task.worked else f"{task.digits + 1}-{task.digits + 2}"
+
+
 def group_baseline_in_ppo(r: dict) -> Finding:
     """Deciding: GRPO against PPO with a learned critic on the same batches, in late accuracy: holds when lower, else fails.
     The Monte-Carlo value against the learned critic: auxiliary, quoted where the result has the Monte-Carlo cell (a
@@ -207,9 +215,7 @@ def group_baseline_in_ppo(r: dict) -> Finding:
     name = "grpo-vs-ppo"
     grpo, critic = cell_summary(r, name, "grpo", ACC), cell_summary(r, name, "ppo-g8", ACC)
     same_batches = versus(grpo, critic, "same batches: group baseline vs learned critic", ACC, SMALL_EFFECT)
-    task = Task.parse(result_cell(r[name], "grpo")["config"]["train"].get("task", r[name]["train_defaults"]["task"]))
-    # a sum's digits (or its worked steps and result) and EOS, without and with a last carry
-    answer_tokens = f"{task.max_answer_length - 1}-{task.max_answer_length}" if task.worked else f"{task.digits + 1}-{task.digits + 2}"
+    answer_tokens = answer_tokens_text(r)
     evidence = (
         f"same batches (G=8, 16 prompts, the same PPO-clip loss): group baseline (GRPO) {fmt(grpo)} vs learned critic with GAE {fmt(critic)}"
     )
@@ -249,13 +255,15 @@ MATCHED_PAIRS = (
 
 
 def long_text_ppo(r: dict) -> Finding:
-    """The card's 'long text: PPO with a critic is irreplaceable', on the long-answer regime's 6-7 token answers.
+    """The card's 'long text: PPO with a critic is irreplaceable', where answers are long: the long-answer regime's 6-7
+    tokens and the practice regime's 27-28 (worked sums).
     Deciding, in order: the critic against a learner without one that shares its batch shape and its reuse
     (MATCHED_PAIRS: PPO against the EMA control at G=1 x 128, reused and once, and PPO against GRPO at G=8 x 16), each in
     late accuracy and in the area under the accuracy curve. A comparison across batch shapes (GRPO's 16 prompts against
     PPO's 128) would measure the shape as much as the critic, so none decides. Holds when the critic is higher in all
     six, partly in some, else fails."""
     name = "grpo-vs-ppo"
+    answer_tokens = answer_tokens_text(r)
     parts, deciding = [], []
     for critic_id, free_id, words in MATCHED_PAIRS:
         for metric, metric_words in ((ACC, "late accuracy"), ("eval_accuracy_auc", "accuracy AUC")):
@@ -269,14 +277,14 @@ def long_text_ppo(r: dict) -> Finding:
     def judge(*directions: str) -> tuple[str, str]:
         verdict = HOLDS if all(d == "higher" for d in directions) else PARTLY if "higher" in directions else FAILS
         explanation = (
-            "Answers here are 6-7 tokens (5-digit sums), twice the gentle regime's, so a per-token value has more to say. "
+            f"Answers here are {answer_tokens} tokens, longer than the gentle regime's 3-4, so a per-token value has more to say. "
             + {
                 HOLDS: "On the same batches with the same reuse, PPO with a critic beats every learner without one: the card's claim holds at this length.",
                 PARTLY: "On the same batches with the same reuse, PPO with a critic beats a learner without one on some yardsticks, not all.",
                 FAILS: "On the same batches with the same reuse, PPO with a critic does not beat a learner without one: "
                 + ("the learner without a critic is ahead on some yardstick." if "lower" in directions else "no difference beyond noise."),
             }[verdict]
-            + " One exact reward at the end of a 7-token answer is still far from dialogue: 'irreplaceable' is not tested at that scale."
+            + f" One exact reward at the end of a {answer_tokens} token answer is still far from dialogue: 'irreplaceable' is not tested at that scale."
         )
         return verdict, explanation
 
