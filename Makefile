@@ -55,16 +55,18 @@ voila: install
 	@echo "a page opens at once on each warm kernel: wait for 'grpo-lab: a warm kernel is ready' in the log (once a kernel)"
 	$(BIN)/voila --Voila.ip=$(GRPO_LAB_HOST) --port=$(GRPO_LAB_PORT) $(VOILA_CULLING) $(VOILA_PAGE) $(CLASSROOM_NOTEBOOK)
 
-# every student their own lab: a local JupyterHub (any name logs in, no password checked) whose
-# students each get a server that opens the lab in Voila; its database and homes live in build/hub
+# every student their own lab: a local JupyterHub, run as root, that logs in the accounts the teacher
+# made (deploy/jupyterhub/accounts.py: a password each, stored hashed in build/hub/accounts.json, and
+# a system user each with a private home) and runs each student's server, which shows only the lab in
+# Voila, as that student's own system user; its database and accounts live in build/hub
 $(HUB_PROXY):
 	npm install --prefix build/hub-proxy --no-audit --no-fund --loglevel=error configurable-http-proxy@$(HUB_PROXY_VERSION)
 
 hub-proxy: $(HUB_PROXY)
 
 hub: install-dev $(HUB_PROXY)
-	@echo "JupyterHub on http://$(GRPO_LAB_HOST):$(GRPO_LAB_PORT)/ (any name logs in: anyone who can reach that address can use it)"
-	mkdir -p build/hub
+	@test -f build/hub/accounts.json || { echo "make hub: no accounts yet: sudo $(BIN)/python deploy/jupyterhub/accounts.py NAME... (prints each student's password once)"; exit 1; }
+	@echo "JupyterHub on http://$(GRPO_LAB_HOST):$(GRPO_LAB_PORT)/ (students log in with the passwords deploy/jupyterhub/accounts.py printed)"
 	cd build/hub && GRPO_LAB_HUB=local GRPO_LAB_HUB_URL=http://$(GRPO_LAB_HOST):$(GRPO_LAB_PORT) \
 		$(CURDIR)/$(BIN)/python -m jupyterhub -f $(CURDIR)/deploy/jupyterhub/jupyterhub_config.py
 

@@ -1,7 +1,7 @@
 """What one student costs on the classroom JupyterHub, and so what a class needs: the shipped
 configuration (deploy/jupyterhub/jupyterhub_config.py, its local route, the way tests/test_jupyterhub.py
-starts it) with N students logged in from headless Chromium at the same moment, in teaching mode
-(not GRPO_LAB_FAST) unless --fast:
+starts it: an account and a system user per student, as root) with N students logged in from
+headless Chromium at the same moment, in teaching mode (not GRPO_LAB_FAST) unless --fast:
 
 1. opening: seconds from each student's login until the lab page's first run has finished;
 2. idle: RSS (and USS, the memory only that process holds) of each student's server and kernel, and
@@ -32,7 +32,7 @@ from pathlib import Path
 import psutil
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
-from hub_helpers import chromium_browser, log_in, serve_hub, wait_for_servers  # noqa: E402
+from hub_helpers import chromium_browser, log_in, serve_hub, unique_names, wait_for_servers  # noqa: E402
 from test_browser import LAST_FINISHED_RUN, plot_source, wait_for_next_finished_run  # noqa: E402
 
 PAGE_TIMEOUT_MS = 900_000  # N students' notebooks run at once on the machine's cores
@@ -80,11 +80,11 @@ def main() -> None:
     args = parser.parse_args()
     if not 1 <= args.students <= 10:
         parser.error(f"--students={args.students} is not valid: must be an integer from 1 to 10")
-    users = [f"student{number}" for number in range(1, args.students + 1)]
+    users = unique_names([f"student{number}" for number in range(1, args.students + 1)])  # system users, removed afterwards
     print(f"machine: {os.cpu_count()} cores, {psutil.virtual_memory().total / 2**30:.0f} GiB; load average {os.getloadavg()[0]:.1f}")
     print(f"command: python benchmarks/bench_hub_students.py --students {args.students}{' --fast' if args.fast else ''}")
 
-    with tempfile.TemporaryDirectory() as workdir, serve_hub(Path(workdir), fast=args.fast) as hub, chromium_browser() as browser:
+    with tempfile.TemporaryDirectory() as workdir, serve_hub(Path(workdir), users, fast=args.fast) as hub, chromium_browser() as browser:
         logged_in, pages = {}, {}
         for user in users:
             logged_in[user] = time.monotonic()

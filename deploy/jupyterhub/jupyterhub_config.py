@@ -1,33 +1,32 @@
 """JupyterHub for a class: every student logs in and gets a Jupyter server of their own (their own
-kernel, their own runs) that opens the lab, notebooks/03_interactive_lab.ipynb, in Voila.
+kernel, their own runs) that shows only the lab, notebooks/03_interactive_lab.ipynb, in Voila
+(student_server_config.py: no JupyterLab, no terminal, no code of the student's own).
 
-A school's hub (its own authenticator; a container spawner such as DockerSpawner or KubeSpawner
-running the image that repo2docker builds from binder/):
-
-    jupyterhub -f deploy/jupyterhub/jupyterhub_config.py
-
-then set the school's authenticator and spawner in a config that loads this one
-(``load_subconfig("deploy/jupyterhub/jupyterhub_config.py")``). On one machine, with no accounts
-(anyone who reaches the address can log in under any name: for a laptop, a test or a trusted room):
+A school's hub (its own authenticator; a container spawner such as KubeSpawner running the image that
+repo2docker builds from binder/, as z2jh-values.yaml sets up for Zero to JupyterHub) loads this file
+for the students' servers (``load_subconfig("deploy/jupyterhub/jupyterhub_config.py")``). On one
+machine, as root, with the accounts the teacher made (accounts.py: a password each, and a system user
+each that the student's server runs as):
 
     GRPO_LAB_HUB=local jupyterhub -f deploy/jupyterhub/jupyterhub_config.py    # `make hub` runs this
 
 Environment variables (local route): GRPO_LAB_HUB_URL, where the hub listens (default
-http://127.0.0.1:8000; a different port or 0.0.0.0 on purpose); GRPO_LAB_HUB_HOMES, the folder that
-holds one home per student (default ./homes, next to the hub's database), each with its own copy of
-the course's notebooks; GRPO_LAB_HUB_PROXY, the configurable-http-proxy command (default the one
-`make hub-proxy` installs under build/hub-proxy). tests/test_jupyterhub.py runs this file with three
-users; README's "Classroom mode" gives the memory and CPU a student costs.
+http://127.0.0.1:8000; a different port or 0.0.0.0 on purpose); GRPO_LAB_HUB_PROXY, the
+configurable-http-proxy command (default the one `make hub-proxy` installs under build/hub-proxy).
+The accounts file is accounts.json in the hub's working folder (build/hub for `make hub`;
+``--PasswordFileAuthenticator.accounts_file`` names another). tests/test_jupyterhub.py runs this file
+with three accounts; docs/classroom.md gives the memory and CPU a student costs.
 """
 
 import os
-import shutil
+import stat
 import sys
 from pathlib import Path
 
 c = get_config()  # noqa: F821 (JupyterHub's config loader defines get_config)
 
-REPO = Path(__file__).resolve().parents[2]
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parents[1]
 LAB_NOTEBOOK = "notebooks/03_interactive_lab.ipynb"
 
 # -- what every student's server does, whatever spawns it --
@@ -39,16 +38,14 @@ c.Spawner.args = [
     "--MappingKernelManager.cull_connected=False",
     # and the student's whole server 20 minutes after the last page went away, which gives its memory back
     "--ServerApp.shutdown_no_activity_timeout=1200",
-    # the classroom page: cells tagged voila-skip (the prediction checks, which train seven runs) are
-    # neither run nor shown, as `make voila` does (its --Voila.config_file_paths names the same file)
-    f"--ServerApp.config_file={REPO / 'grpo_lab' / 'lab' / 'voila_page' / 'voila.py'}",
+    # the lab page only: Voila's classroom settings, no JupyterLab or terminal, no code of the student's own
+    f"--ServerApp.config_file={HERE / 'student_server_config.py'}",
 ]
 # one torch thread per student: a class shares the cores, and OpenMP threads spinning against each
 # other cost more than they give (benchmarks/README.md measures the same on 2 cores)
 c.Spawner.environment = {"OMP_NUM_THREADS": "1"}
 # honoured by container spawners (DockerSpawner, KubeSpawner); a local process spawner ignores them.
-# Measured per student (benchmarks/bench_hub_students.py, README's "What a student costs"): 0.61 GB
-# RSS at the peak of a run (server + kernel), at most one core while a run trains
+# Measured per student (issue 41: 660 MB on the hub, server + kernel): two tabs at once are tight in 1G
 c.Spawner.mem_limit = "1G"
 c.Spawner.cpu_limit = 1.0
 # the first page imports torch and trains a run before Voila shows it: give a busy machine time
@@ -57,24 +54,31 @@ c.Spawner.http_timeout = 120
 c.JupyterHub.bind_url = os.environ.get("GRPO_LAB_HUB_URL", "http://127.0.0.1:8000")
 
 
-def copy_course_into_home(spawner) -> None:
-    """Give the student a copy of the course's notebooks in their home (once): Voila runs the lab
-    there, and nothing one student changes reaches another's."""
-    notebooks = Path(spawner.home_dir) / "notebooks"
-    if not notebooks.exists():
-        shutil.copytree(REPO / "notebooks", notebooks, ignore=shutil.ignore_patterns(".ipynb_checkpoints", "solutions"))
+def unreadable_by_students(path: Path) -> Path | None:
+    """The first folder from / down to ``path`` that other users cannot enter, or None: a student's
+    server, run as the student, needs the hub's Python (its virtual environment and the Python that
+    made it: pyenv's under /root, say) and this repository."""
+    for folder in (*reversed(path.parents), path):
+        if not folder.stat().st_mode & stat.S_IXOTH:
+            return folder
+    return None
 
 
 if os.environ.get("GRPO_LAB_HUB") == "local":
-    c.JupyterHub.authenticator_class = "jupyterhub.auth.DummyAuthenticator"
-    c.Authenticator.allow_all = True  # any name logs in (JupyterHub 5 admits no one by default)
-    c.JupyterHub.spawner_class = "jupyterhub.spawner.SimpleLocalProcessSpawner"
-    c.SimpleLocalProcessSpawner.home_dir_template = str(Path(os.environ.get("GRPO_LAB_HUB_HOMES", "homes")).resolve() / "{username}")
-    c.Spawner.pre_spawn_hook = copy_course_into_home
+    if os.geteuid() != 0:
+        sys.exit("jupyterhub_config.py: GRPO_LAB_HUB=local must run as root: it starts each student's server as that student's own system user")
+    for needed in (REPO, Path(sys.prefix), Path(sys.base_prefix)):
+        if blocked := unreadable_by_students(needed):
+            sys.exit(f"jupyterhub_config.py: students' servers cannot reach {needed}: {blocked} is closed to other users (chmod o+x {blocked})")
+    sys.path.insert(0, str(HERE))  # accounts.py and the authenticator beside this file
+    from password_file_authenticator import PasswordFileAuthenticator
+
+    c.JupyterHub.authenticator_class = PasswordFileAuthenticator
+    c.Authenticator.allow_all = True  # every account in the file: only those names authenticate
+    # each student's server runs as the student's system user (accounts.py made it), in their home (0700)
+    c.JupyterHub.spawner_class = "jupyterhub.spawner.LocalProcessSpawner"
     # the hub's own Python runs each student's server (grpo_lab, torch and voila come from it)
     c.Spawner.cmd = [sys.executable, "-m", "jupyterhub.singleuser"]
-    if os.geteuid() == 0:  # Jupyter refuses to run as root unless told to (containers, CI machines)
-        c.Spawner.args.append("--ServerApp.allow_root=True")
     # fast mode, where the hub was started with it (tests), reaches the students' kernels too
     c.Spawner.environment.update({name: os.environ[name] for name in ("GRPO_LAB_FAST",) if name in os.environ})
     c.ConfigurableHTTPProxy.command = [
