@@ -38,8 +38,11 @@ class Number:
     """One number the drill quotes, read from a result file: a metric of one cell of one experiment (``cell``:
     the cell's catalog id, e.g. "g2"; an id the catalog lacks raises catalog.UnknownCellError), as
     mean ± std over seeds; with ``over`` (another cell's id), the ratio of the two cells'
-    means ('6.85x', or in percent); with cell "derived", a value of the result's ``derived`` block (metric: a dotted path).
-    With ``regime`` (catalog.REGIMES), it is read from that regime's result files, whatever results are passed."""
+    means ('6.85x', or in percent); with ``minus`` (another cell's id), the difference of the two cells' means (with
+    ``percent``: in accuracy points); with cell "derived", a value of the result's ``derived`` block (metric: a dotted path).
+    With ``regime`` (catalog.REGIMES), it is read from that regime's result files, whatever results are passed.
+    With experiment SCALE_MODEL, it is counted on paper, not measured: metric names a function of course/scale_cost.py
+    (SCALE_MODEL_VALUES) and cell the model size in billions it is given ("7")."""
 
     label: str  # in Chinese
     experiment: str
@@ -49,9 +52,12 @@ class Number:
     english: str = ""  # the label in English, for the numbers the English drill quotes
     over: str = ""
     regime: str = ""
+    minus: str = ""
 
 
 DERIVED = "derived"
+SCALE_MODEL = "scale-cost"  # not an experiment: the cost model of course/scale_cost.py
+SCALE_MODEL_VALUES = ("training_state_gb",)  # its functions of a model size that a Number may quote
 
 
 def number_value(number: Number, results: dict) -> dict:
@@ -59,6 +65,12 @@ def number_value(number: Number, results: dict) -> dict:
     Raises KeyError when the result or its cell does not exist."""
     from ..experiments.findings import cell_summary
 
+    if number.experiment == SCALE_MODEL:
+        from . import scale_cost
+
+        if number.metric not in SCALE_MODEL_VALUES:
+            raise KeyError(number.metric)
+        return {"mean": getattr(scale_cost, number.metric)(float(number.cell)), "std": None, "n": 0}
     if number.regime:
         results = results_in(number.regime)
     if number.cell == DERIVED:
@@ -67,6 +79,9 @@ def number_value(number: Number, results: dict) -> dict:
             value = value[key]
         return {"mean": value, "std": None, "n": 0}
     value = cell_summary(results, number.experiment, number.cell, number.metric)
+    if number.minus:
+        other = cell_summary(results, number.experiment, number.minus, number.metric)["mean"]
+        return {"mean": value["mean"] - other if value["mean"] is not None and other is not None else None, "std": None, "n": 0}
     if not number.over:
         return value
     below = cell_summary(results, number.experiment, number.over, number.metric)["mean"]
@@ -76,12 +91,15 @@ def number_value(number: Number, results: dict) -> dict:
 
 def written_number(number: Number, results: dict, language: str = "en") -> str:
     """A quoted number as claims.md writes it: 'mean ± std (n=seeds)'; a ratio as '6.85x' ('6.85 倍' in
-    Chinese); a derived value with three significant digits (in percent with one decimal). Raises KeyError when absent."""
+    Chinese); a difference in accuracy points ('+15.6 points', '+15.6 个百分点'); a derived or modelled value with three
+    significant digits (in percent with one decimal). Raises KeyError when absent."""
     from ..experiments.stats import format_mean_std
 
     value = number_value(number, results)
     if value["std"] is not None or value["mean"] is None:
         return format_mean_std(value, percent=number.percent)
+    if number.minus and number.percent:
+        return f"{100 * value['mean']:+.1f} " + ("points" if language == "en" else "个百分点")
     if number.percent:
         return f"{value['mean']:.1%}"
     if number.over:
@@ -99,9 +117,9 @@ class ClaimZh:
     title: str = ""
 
 
-def claims_zh_from_text(text: dict) -> tuple[dict[str, str], dict[str, ClaimZh], dict[str, str]]:
-    """(verdicts in Chinese, claims in Chinese, plain words) from text/claims_zh.json. The three small-group
-    remedies share one test ("remedy"), each with its own cell of small-group-remedies in place of {remedy}."""
+def claims_zh_from_text(text: dict) -> tuple[dict[str, str], dict[str, ClaimZh]]:
+    """(verdicts in Chinese, claims in Chinese) from text/claims_zh.json. The three small-group remedies share one
+    test ("remedy"), each with its own cell of small-group-remedies in place of {remedy}."""
     remedy = text["remedy"]
 
     def claim(entry: dict) -> ClaimZh:
@@ -112,12 +130,12 @@ def claims_zh_from_text(text: dict) -> tuple[dict[str, str], dict[str, ClaimZh],
             )
         return ClaimZh(entry["how"], tuple(Number(**number) for number in entry.get("numbers", ())), entry.get("title", ""))
 
-    return dict(text["verdicts"]), {key: claim(entry) for key, entry in text["claims"].items()}, dict(text["plain_words"])
+    return dict(text["verdicts"]), {key: claim(entry) for key, entry in text["claims"].items()}
 
 
-# PLAIN_ZH: "in plain words" for the claims the drill explains in Chinese: what the numbers mean, whatever the
-# verdict (claims.md's English explanations are written from the numbers; these say the mechanism)
-VERDICTS_ZH, CLAIMS_ZH, PLAIN_ZH = load_text("claims_zh.json", claims_zh_from_text)
+# "in plain words", in Chinese, is plain_sentence(verdict, "zh"): worded from the verdict and its numbers, as claims.md's
+# English explanations are, so that it cannot drift from the data
+VERDICTS_ZH, CLAIMS_ZH = load_text("claims_zh.json", claims_zh_from_text)
 # SCOPE_ZH: claims.md's preamble in Chinese (what each verdict means and what "here" is); the settings follow from the results
 SCOPE_ZH: str = load_text("claims_zh.json", lambda text: str(text["scope"]))
 
@@ -296,8 +314,7 @@ def print_findings(keys: list[str] | None = None, language: str = "en") -> None:
             print("    还没有结果：运行 " + "；".join(f"`python -m grpo_lab sweep {name}`" for name in missing))
         else:
             print("    关键数字：" + "；".join(quoted_number(number, results) for number in chinese.numbers))
-        if claim.key in PLAIN_ZH:
-            print(f"    通俗地说：{PLAIN_ZH[claim.key]}")
+        print(f"    通俗地说：{plain_sentence(finding, 'zh', results)}")
         if others:
             print("    其他设定：" + "；".join(f"{regime}：{verdict_zh(other)}" for regime, other in others.items()))
         for regime in differing:
@@ -373,24 +390,71 @@ def verdict_zh(verdict) -> str:
     return words + (NEAR_LINE_ZH if verdict.near_line else "")
 
 
+def in_units_zh(metric: str, value: float) -> str:
+    """A difference of ``metric`` in its Chinese unit: '1.1 个百分点（准确率）', '372 条回答'."""
+    from ..experiments.findings import metric_unit, number_text
+
+    unit, factor = metric_unit(metric)
+    return f"{number_text(value * factor)} {UNITS_ZH.get(unit, unit)}"
+
+
+def comparison_zh(comparison, level: float, q: float | None = None) -> str:
+    """One comparison as claims.md's Power line lists it, in Chinese (the comparison's label is the rule's, in English):
+    'one pass, critic: 128 prompts x 1 vs 16 x 8：差 +1.6 个百分点（准确率），标准误 0.44 个百分点（准确率），Welch t(12.9)，
+    p 0.0028，q 0.018，可检出 ≥ 1.7 个百分点（准确率）（接近判定线）'."""
+    import math
+
+    if not math.isfinite(comparison.difference):
+        return f"{comparison.label}：有一方没有数值"
+    test = f"Welch t({comparison.df:.3g})" if comparison.test == "welch" else "秩检验"
+    if comparison.reached:
+        test += f"，达到目标的种子 {comparison.reached[0]}/{comparison.n[0]} 与 {comparison.reached[1]}/{comparison.n[1]}"
+    detectable = comparison.detectable(level)
+    parts = [
+        f"差 {'+' if comparison.difference >= 0 else '−'}{in_units_zh(comparison.metric, abs(comparison.difference))}",
+        f"标准误 {in_units_zh(comparison.metric, comparison.standard_error)}" if math.isfinite(comparison.standard_error) else "标准误无",
+        test,
+        f"p {comparison.p_value:.2g}",
+        *([f"q {q:.2g}"] if q is not None else []),
+        f"可检出 ≥ {in_units_zh(comparison.metric, detectable)}" if math.isfinite(detectable) else "可检出：无",
+    ]
+    return f"{comparison.label}：" + "，".join(parts) + (NEAR_LINE_ZH if q is not None and comparison.near_line(level) else "")
+
+
+def replication_zh(verdict) -> str:
+    """claims.Verdict.replication_text in Chinese: '已复现', '未复现（新种子：部分成立）', '未运行' or '—'."""
+    from ..experiments.claims import REPLICATED
+
+    if verdict.verdict == UNTESTED_VERDICT:
+        return "—"
+    if verdict.replication is None:
+        return "未运行"
+    return "已复现" if verdict.replication == REPLICATED else f"未复现（新种子：{VERDICTS_ZH[verdict.replication]}）"
+
+
 def claims_audit_zh(results: dict | None = None) -> str:
-    """The claims audit in Chinese, as markdown: claims.md's preamble (what the verdicts mean, what "here" is,
-    each result's setting), then for every claim of the card (and of the literature), its verdict in
-    each regime with results (one column each, as in claims.md), the notebook that teaches it, how it is
-    tested, its key numbers per regime and the commands that regenerate them, from the same result files
-    as claims.md. ``results``: the gentle regime's only (default: every regime's cached results)."""
+    """The claims audit in Chinese, as markdown, laid out as claims.md and from the same verdicts (one judging of the
+    table): the preamble (what the verdicts mean, what "here" is, each result's setting), then for every claim of the
+    card (and of the literature), its verdict in each regime with results (one column each), the notebook that teaches
+    it, how it is tested and, per regime, the verdict and its replication, the key numbers, the Power line (every
+    deciding comparison with its difference, standard error, test, p, q and what the seeds could detect), the
+    comparisons quoted but not deciding, the plain sentence (plain_sentence, worded from the verdict and its numbers)
+    and the commands that regenerate them. ``results``: the gentle regime's only (default: every regime's cached results)."""
+    from ..experiments.catalog import experiments_in
+
     by_regime = regime_results() if results is None else {"gentle": results}
     settings = [f"- {result_setting(name, found, 'zh')}" for found in by_regime.values() for name in found]
     columns = " | ".join(f"结论：{regime}" for regime in by_regime)
     lines = [SCOPE_ZH, "", *settings, "", f"| # | 论断 | 实验 | {columns} |", "|---|---|---|" + "---|" * len(by_regime)]
     table = verdicts_by_regime(None if results is None else by_regime)
-    per_regime = {regime: [(verdict.claim, verdict) for verdict in verdicts.values()] for regime, verdicts in table.items()}
+    per_regime = {regime: list(verdicts.values()) for regime, verdicts in table.items()}
     sections = []
-    for index, (claim, _) in enumerate(per_regime["gentle"], 1):
+    for index, verdict in enumerate(per_regime["gentle"], 1):
+        claim = verdict.claim
         chinese = CLAIMS_ZH[claim.key]
         title = chinese.title or claim.card
         experiments = "、".join(f"`{name}`" for name in claim.experiments) or "—"
-        verdicts = " | ".join(f"**{verdict_zh(per_regime[regime][index - 1][1])}**" for regime in by_regime)
+        verdicts = " | ".join(f"**{verdict_zh(per_regime[regime][index - 1])}**" for regime in by_regime)
         lines.append(f"| {index} | {title}（{claim.key}） | {experiments} | {verdicts} |")
         body = [f"### {index}. {title}\n", f"*对应笔记本：* {CLAIM_NOTEBOOKS.get(claim.key, '-')}  "]
         if claim.evaluate is None:
@@ -399,18 +463,24 @@ def claims_audit_zh(results: dict | None = None) -> str:
             continue
         body.append(f"*怎么检验：* {chinese.how}  ")
         for regime, found in by_regime.items():
-            finding = per_regime[regime][index - 1][1]
-            body.append(f"*{regime} 设定，结论：* **{verdict_zh(finding)}**  ")
-            missing = [name for name in claim.experiments if name not in found]
+            finding = per_regime[regime][index - 1]
+            body.append(f"**{regime} 设定** — *结论：* **{verdict_zh(finding)}**；*新种子复现：* {replication_zh(finding)}  ")
+            # a result this regime's sweep makes but that is not there yet (an experiment the regime leaves out is not missing)
+            missing = [name for name in claim.experiments if name not in found and name in experiments_in(regime)]
             if finding.verdict == UNTESTED_VERDICT and not missing:
-                continue  # measured only in another regime
+                body.append(f"*通俗地说：* {plain_sentence(finding, 'zh', found)}  ")
+                continue  # measured only in another regime, or not at all here: the sentence says why
             if missing:
                 body.append("*还没有结果：* 运行 " + "；".join(f"`python -m grpo_lab sweep {name}`" for name in missing) + "  ")
                 continue
             body.append("*关键数字：* " + "；".join(quoted_number(number, found) for number in chinese.numbers) + "  ")
+            deciding = finding.finding.deciding
+            power = "；".join(comparison_zh(c, finding.level, q) for c, q in zip(deciding, finding.q))
+            body.append(f"*检验力（Power）：* {power or '这条规则不靠跨种子的比较判定（它读均值、计数或比值）'}  ")
+            if finding.finding.auxiliary:
+                body.append("*另外引用、不参与判定：* " + "；".join(comparison_zh(c, finding.level) for c in finding.finding.auxiliary) + "  ")
+            body.append(f"*通俗地说：* {plain_sentence(finding, 'zh', found)}  ")
             body.append("*重新生成：* " + "；".join(f"`{found[name]['command']}`" for name in claim.experiments) + "  ")
-        if claim.key in PLAIN_ZH:
-            body.append(f"*通俗地说：* {PLAIN_ZH[claim.key]}")
         sections.append("\n".join(body))
     return "\n".join(lines) + "\n\n" + "\n\n".join(sections) + "\n"
 

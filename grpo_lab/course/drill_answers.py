@@ -3,8 +3,10 @@ reading list (notebooks 06), and ``rerun_fast``, which re-runs the experiments t
 drill.py (the evidence: result files, findings, the claims in Chinese, the quiz) never imports this module.
 
 Every sentence of a model answer carries the numbers it rests on as ``Number``s (drill.py), read from
-the result files when the answer is shown, so the answer stays true when the results are regenerated;
-``claims`` names the claims of experiments/claims.py whose verdicts back it. Length limits: a
+the result files when the answer is shown (or, for the critic's memory at scale, counted by course/scale_cost.py),
+so the answer stays true when the results are regenerated; ``claims`` names the claims of experiments/claims.py whose
+verdicts back it, and a sentence that states a finding says it only while its first claim's verdict is one it was
+worded for (``when``), and its ``otherwise`` words, which only report the numbers, under any other verdict. Length limits: a
 30-second answer is at most 80 English words or 150 Chinese characters (about 160 words or 300
 characters a minute, a calm speaking pace), a 60-second answer twice that.
 
@@ -20,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from .drill import Number, cached_results, findings, number_value, quoted_number, result_setting, results_in
+from .drill import SCALE_MODEL, Number, cached_results, findings, number_value, quoted_number, result_setting, results_in
 from .text_files import load_text
 
 if TYPE_CHECKING:
@@ -30,16 +32,23 @@ LENGTHS = ("30s", "60s")
 LANGUAGES = ("en", "zh")
 LIMITS = {("30s", "en"): 80, ("60s", "en"): 160, ("30s", "zh"): 150, ("60s", "zh"): 300}  # words / Chinese characters
 SECONDS = {"30s": 30, "60s": 60}
+SCALE_MODEL_SETTING = "scale-cost: counted on paper, not measured (grpo_lab/course/scale_cost.py; its sources in docs/scale-cost.md)"
+SCALE_MODEL_SETTING_ZH = "scale-cost：按公式估算，不是实测（grpo_lab/course/scale_cost.py；出处见 docs/scale-cost.md）"
 
 
 @dataclass(frozen=True)
 class Sentence:
     """text: with {0}, {1}, ... where its numbers go (spoken form: the seed mean, rounded);
-    numbers: what fills them; claims: the claims whose verdicts back the sentence."""
+    numbers: what fills them; claims: the claims whose verdicts back the sentence. With ``otherwise``, ``text`` states a
+    finding and is said only while the first claim's verdict (in the regime of the sentence's numbers) is in ``when``
+    and every difference it quotes is positive (``finding_stands``); else the sentence is ``otherwise``, which quotes
+    the same numbers without the finding."""
 
     text: str
     numbers: tuple[Number, ...] = ()
     claims: tuple[str, ...] = ()
+    otherwise: str = ""
+    when: tuple[str, ...] = ("holds here",)
 
 
 def answers_from_text(text: dict) -> tuple[dict[str, str], dict[tuple[str, str], tuple[Sentence, ...]]]:
@@ -48,7 +57,13 @@ def answers_from_text(text: dict) -> tuple[dict[str, str], dict[tuple[str, str],
     numbers = {name: Number(**entry) for name, entry in text["numbers"].items()}
     answers = {
         (length, language): tuple(
-            Sentence(sentence["text"], tuple(numbers[name] for name in sentence.get("numbers", ())), tuple(sentence["claims"]))
+            Sentence(
+                sentence["text"],
+                tuple(numbers[name] for name in sentence.get("numbers", ())),
+                tuple(sentence["claims"]),
+                sentence.get("otherwise", ""),
+                tuple(sentence.get("when", ("holds here",))),
+            )
             for sentence in sentences
         )
         for language, by_length in text["answers"].items()
@@ -70,10 +85,10 @@ def answer_experiments() -> list[str]:
 
 
 def answer_runs() -> list[tuple[str, str]]:
-    """(experiment, regime) of every result the model answers quote."""
+    """(experiment, regime) of every result the model answers quote (the scale cost model is not a result)."""
     from ..experiments.catalog import DEFAULT_REGIME
 
-    numbers = [number for sentences in ANSWERS.values() for sentence in sentences for number in sentence.numbers]
+    numbers = [number for sentences in ANSWERS.values() for sentence in sentences for number in sentence.numbers if number.experiment != SCALE_MODEL]
     return list(dict.fromkeys((number.experiment, number.regime or DEFAULT_REGIME) for number in numbers))
 
 
@@ -110,13 +125,15 @@ def check_choice(length: str, language: str) -> None:
 
 def spoken_number(number: Number, results: dict, language: str = "en") -> str:
     """A number as one says it: the seed mean, rounded ('0.77', '77%', '2.7k', a ratio '6.9x', in Chinese
-    '6.9 倍'); '?' when absent."""
+    '6.9 倍', a difference of accuracies in whole points '16', the text saying 'points'); '?' when absent."""
     try:
         mean = number_value(number, results)["mean"]
     except KeyError:
         return "?"
     if mean is None:
         return "?"
+    if number.minus and number.percent:
+        return f"{100 * mean:.0f}"
     if number.percent:
         return f"{100 * mean:.0f}%"
     if number.over:
@@ -128,10 +145,33 @@ def spoken_number(number: Number, results: dict, language: str = "en") -> str:
 
 
 def model_answer(length: str = "30s", language: str = "en", results: dict | None = None) -> list[str]:
-    """The answer's sentences with their numbers read from ``results`` (default: the cached results)."""
+    """The answer's sentences with their numbers read from ``results`` (default: the cached results); a sentence that
+    states a finding says it only under a verdict it was worded for (``Sentence.when``), its ``otherwise`` words else."""
     check_choice(length, language)
-    results = cached_results() if results is None else results
-    return [sentence.text.format(*(spoken_number(n, results, language) for n in sentence.numbers)) for sentence in ANSWERS[(length, language)]]
+    given, results = results, cached_results() if results is None else results
+    sentences = []
+    for sentence in ANSWERS[(length, language)]:
+        text = sentence.text
+        if sentence.otherwise and not finding_stands(sentence, given, results):
+            text = sentence.otherwise
+        sentences.append(text.format(*(spoken_number(n, results, language) for n in sentence.numbers)))
+    return sentences
+
+
+def finding_stands(sentence: Sentence, given: dict | None, results: dict) -> bool:
+    """Whether a sentence's finding may be said: its first claim's verdict is one it was worded for, and every difference
+    it quotes (Number.minus) is positive, the direction its words give it ('beat ... by {0} points')."""
+    differences = [number_value(number, results)["mean"] for number in sentence.numbers if number.minus]
+    return sentence_verdict(sentence, given).verdict in sentence.when and all(value is not None and value > 0 for value in differences)
+
+
+def sentence_verdict(sentence: Sentence, results: dict | None = None):
+    """The verdict (claims.Verdict) of a sentence's first claim, in the regime its numbers were measured in: from the
+    cached table of every regime (default), or judged on ``results`` (a regime's own results where the sentence names one)."""
+    regime = sentence_regime(sentence) or "gentle"
+    if results is None:
+        return findings(list(sentence.claims[:1]), regime=regime)[0][1]
+    return findings(list(sentence.claims[:1]), results if regime == "gentle" else results_in(regime), regime)[0][1]
 
 
 def spoken_length(text: str, language: str) -> int:
@@ -154,7 +194,10 @@ def answer_evidence(length: str = "30s", language: str = "en", results: dict | N
     for index, sentence in enumerate(ANSWERS[(length, language)], 1):
         numbers = [quoted_number(number, results, language) for number in sentence.numbers]
         regime = sentence_regime(sentence)  # its claims are judged where its numbers were measured
-        judged = findings(list(sentence.claims), regime=regime or "gentle") if given is None else findings(list(sentence.claims), results)
+        if given is None:
+            judged = findings(list(sentence.claims), regime=regime or "gentle")
+        else:
+            judged = findings(list(sentence.claims), results_in(regime) if regime else results, regime or "gentle")
         verdicts = between_claims.join(
             f"[{claim.key}] " + (verdict_en(finding) if language == "en" else verdict_zh(finding)) + (f" ({regime})" if regime else "")
             for claim, finding in judged
@@ -185,6 +228,9 @@ def print_answer(length: str = "30s", language: str = "en") -> None:
         print("  " + line)
     print("\nWhere these numbers hold (each result file's setting):" if language == "en" else "\n这些数字成立的设定（各结果文件的设置）：")
     for name, regime in dict.fromkeys((n.experiment, n.regime) for sentence in ANSWERS[(length, language)] for n in sentence.numbers):
+        if name == SCALE_MODEL:
+            print("  " + (SCALE_MODEL_SETTING if language == "en" else SCALE_MODEL_SETTING_ZH))
+            continue
         found = results_in(regime) if regime else results
         print("  " + (result_setting(name, found, language) if name in found else f"{name}: " + ("no result" if language == "en" else "没有结果")))
 
