@@ -484,25 +484,15 @@ def critic_fit_samples(
 
 
 @functools.lru_cache(maxsize=4)
-def critic_fit_mc_values(
-    policy_name: str,
-    half_trained_steps: int,
-    regime_train: str,
-    seed: int,
-    batches: int,
-    prompts_per_batch: int,
-    targets_per_prompt: int,
-    oracle_samples: int,
-) -> torch.Tensor:
-    """Monte-Carlo V(s_t) of every held-out target response of ``critic_fit_samples`` (same arguments)
-    at every answer token, [responses, La]: the mean reward of ``oracle_samples`` continuations of
+def critic_fit_mc_values(sample_key: tuple) -> torch.Tensor:
+    """Monte-Carlo V(s_t) of every held-out target response of ``critic_fit_samples(*sample_key)`` (its arguments, in
+    order) at every answer token, [responses, La]: the mean reward of ``oracle_samples`` continuations of
     the prompt plus the answer's first t tokens by the fixed policy at temperature 1
     (``mc_prefix_values``; equal states once). Like the samples, it depends on the policy and the
     seed, not on the critic: a worker computes it once for all of a policy's cells (about 20 s at
     128 continuations of 1200 responses on one CPU thread)."""
-    targets = critic_fit_samples(
-        policy_name, half_trained_steps, regime_train, seed, batches, prompts_per_batch, targets_per_prompt, oracle_samples
-    ).targets
+    policy_name, half_trained_steps, regime_train, seed, *_, oracle_samples = sample_key
+    targets = critic_fit_samples(*sample_key).targets
     policy, reward_model = fixed_policy(policy_name, half_trained_steps, regime_train), RewardModel()
     generator = torch.Generator().manual_seed(seed + 27_182)  # apart from the samples' generator: they stay as they were
     values, _ = mc_prefix_values(policy, targets["prompts"], targets["answers"], targets["mask"], reward_model, oracle_samples, 1.0, generator)
@@ -562,11 +552,11 @@ def critic_fit_unit(config: dict, seed: int) -> dict:
         raise ConfigError(
             "critic_warmup_steps", settings.critic_warmup_steps, f"must be at most the cell's batches ({config['batches']}) in critic-fit"
         )
-    sample_args = (
-        config["half_trained_steps"], regime_json(config), seed,
+    sample_key = (
+        config["policy"], config["half_trained_steps"], regime_json(config), seed,
         config["batches"], config["prompts_per_batch"], config["targets_per_prompt"], config["oracle_samples"],
     )  # fmt: skip
-    samples = critic_fit_samples(config["policy"], *sample_args)
+    samples = critic_fit_samples(*sample_key)
     targets, extra = samples.targets, samples.oracle_rewards
     target_prompts, target_answers, target_mask = targets["prompts"], targets["answers"], targets["mask"]
     target_rewards = targets["rewards"].reshape(-1)  # [prompts * K]
@@ -578,7 +568,7 @@ def critic_fit_unit(config: dict, seed: int) -> dict:
 
     metrics: dict = {
         "oracle_ev": prompt_ev(extra.mean(dim=1)),
-        "oracle_ev_token": explained_variance(critic_fit_mc_values(config["policy"], *sample_args), target_returns, target_mask),
+        "oracle_ev_token": explained_variance(critic_fit_mc_values(sample_key), target_returns, target_mask),
         "reward": float(target_rewards.mean()),
     }
     group_ev = {G: prompt_ev(extra[:, :G].mean(dim=1)) for G in config["group_sizes"] if G <= config["oracle_samples"]}
@@ -611,7 +601,7 @@ def critic_fit_unit(config: dict, seed: int) -> dict:
             "critic_updates"
         ]
 
-    warmup = critic_fit_samples("reference", *sample_args).batches[: settings.critic_warmup_steps] if settings.critic_warmup_steps else ()
+    warmup = critic_fit_samples("reference", *sample_key[1:]).batches[: settings.critic_warmup_steps] if settings.critic_warmup_steps else ()
     for batch in warmup:  # VAPO's value pretraining, on the starting policy's rollouts
         updates += fit(batch)
     measure()
