@@ -142,7 +142,10 @@ def build_parser() -> argparse.ArgumentParser:
         "name", metavar="NAME", help="an experiment (see grpo_lab/experiments/catalog.py), 'all', or 'claims' (rebuild claims.md)"
     )
     sweep_parser.add_argument(
-        "--seeds", type=int, default=None, help="seeds per cell (default: the experiment's own in the regime, catalog.SEEDS from the written seed plan)"
+        "--seeds",
+        type=int,
+        default=None,
+        help="seeds per cell (default: the experiment's own in the regime, catalog.SEEDS from the written seed plan)",
     )
     sweep_parser.add_argument("--fast", action="store_true", help="the small version (CI); results go to data/results/fast/")
     sweep_parser.add_argument("--workers", type=int, default=2, help="worker processes (default 2)")

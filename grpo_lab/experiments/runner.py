@@ -47,7 +47,18 @@ from ..checks import paths
 from ..checks.files import finite_json, json_text, read_strict_json, write_atomically
 from ..core.config import TrainConfig
 from ..errors import ConfigError
-from .catalog import DEFAULT_REGIME, EXPERIMENTS, REGIMES, REPLICATION_SEED_BASE, cell_labels, default_seeds, experiments_in, grid_in, in_regime, only_in_words
+from .catalog import (
+    DEFAULT_REGIME,
+    EXPERIMENTS,
+    REGIMES,
+    REPLICATION_SEED_BASE,
+    cell_labels,
+    default_seeds,
+    experiments_in,
+    grid_in,
+    in_regime,
+    only_in_words,
+)
 from .measures import UNITS
 from .stats import summarize
 

@@ -216,9 +216,7 @@ def group_baseline_in_ppo(r: dict) -> Finding:
     grpo, critic = cell_summary(r, name, "grpo", ACC), cell_summary(r, name, "ppo-g8", ACC)
     same_batches = versus(grpo, critic, "same batches: group baseline vs learned critic", ACC, SMALL_EFFECT)
     answer_tokens = answer_tokens_text(r)
-    evidence = (
-        f"same batches (G=8, 16 prompts, the same PPO-clip loss): group baseline (GRPO) {fmt(grpo)} vs learned critic with GAE {fmt(critic)}"
-    )
+    evidence = f"same batches (G=8, 16 prompts, the same PPO-clip loss): group baseline (GRPO) {fmt(grpo)} vs learned critic with GAE {fmt(critic)}"
     bias = None
     if any(c["id"] == "mc-value" for c in r[name]["cells"]):
         mc, learned = cell_summary(r, name, "mc-value", ACC), cell_summary(r, name, "ppo-reuse", ACC)
@@ -238,7 +236,11 @@ def group_baseline_in_ppo(r: dict) -> Finding:
             explanation += (
                 " A per-token value with no bias (the Monte-Carlo arm: what a perfect critic would give GAE) ends "
                 f"{worded(bias_costs, 'above', 'below', 'within noise of')} the learned critic"
-                + (", so the critic's bias does cost accuracy here." if bias_costs == "higher" else ", so the critic's bias is not what limits PPO here.")
+                + (
+                    ", so the critic's bias does cost accuracy here."
+                    if bias_costs == "higher"
+                    else ", so the critic's bias is not what limits PPO here."
+                )
             )
         explanation += f" A single reward arrives at the end of a {answer_tokens} token answer."
         return (HOLDS if direction == "lower" else FAILS), explanation
