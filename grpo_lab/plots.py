@@ -22,9 +22,13 @@ from .checks.files import write_atomically
 from .errors import ConfigError
 from .live_figure import HISTORY_PANELS, LIVE_FONT_SIZES, X_LABELS, LiveRunFigure, RunCurves, series
 
-# Okabe and Ito's colour-blind-safe palette (their yellow left out: too pale on white), each colour
-# paired with a marker of its own, so that runs stay apart in grey or under colour blindness too
-RUN_COLORS = ("#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#000000")
+# The runs' colours: Okabe and Ito's blue, vermillion and black, IBM's colour-blind-safe purple and
+# Paul Tol's rose, wine and indigo, chosen so that any two of the seven stay apart under protanopia and deuteranopia as well as
+# with normal vision (Machado et al. 2009 at severity 1; CIE76 delta E over 24, over 27 for the first
+# six: tests/test_lab_widgets.py computes it), each at least 3:1 against white; each colour paired with a
+# marker of its own, so that runs stay apart in grey too. (Okabe-Ito's first six, used before, come
+# within delta E 18 of each other there: bluish green and reddish purple under deuteranopia.)
+RUN_COLORS = ("#0072B2", "#D55E00", "#785EF0", "#CC6677", "#000000", "#882255", "#332288")
 RUN_MARKERS = ("o", "s", "^", "D", "v", "P", "X")
 # and a line style, so that curves that coincide stay apart too: 5 styles x 7 markers, 35 looks before one repeats
 LINE_STYLES = ("-", "--", "-.", ":", (0, (6, 2, 1, 2, 1, 2)))

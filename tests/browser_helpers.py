@@ -43,10 +43,10 @@ def free_port() -> int:
         return probe.getsockname()[1]
 
 
-def isolated_environment(home: Path, fast: bool = True) -> dict[str, str]:
+def isolated_environment(home: Path, fast: bool = True, one_thread: bool = True) -> dict[str, str]:
     """The server's environment: fresh Jupyter/IPython folders under ``home``, fast mode (unless
     not ``fast``: the class's own runs), one torch thread (the browser and the server share the two
-    cores with the kernel)."""
+    cores with the kernel; unless not ``one_thread``: then the server's own configuration decides)."""
     environment = dict(os.environ)
     for name, folder in (
         ("JUPYTER_CONFIG_DIR", "config"),
@@ -65,7 +65,10 @@ def isolated_environment(home: Path, fast: bool = True) -> dict[str, str]:
     tracker = home / "config" / "lab" / "user-settings" / "@jupyterlab" / "notebook-extension"
     tracker.mkdir(parents=True, exist_ok=True)
     (tracker / "tracker.jupyterlab-settings").write_text('{"windowingMode": "none"}')
-    environment.update(OMP_NUM_THREADS="1", PYTHONUNBUFFERED="1")
+    environment.update(PYTHONUNBUFFERED="1")
+    environment.pop("OMP_NUM_THREADS", None)
+    if one_thread:  # else the server's own configuration decides its kernels' threads, as on a teacher's machine
+        environment["OMP_NUM_THREADS"] = "1"
     if fast:
         environment["GRPO_LAB_FAST"] = "1"
     else:
@@ -120,7 +123,7 @@ def stop_server(process: subprocess.Popen) -> None:
 
 
 @contextmanager
-def serve(kind: str, workdir: Path, fast: bool = True, route: str = "warm", pool: int = 1):
+def serve(kind: str, workdir: Path, fast: bool = True, route: str = "warm", pool: int = 1, one_thread: bool = True):
     """Start ``kind`` ('lab' or 'voila') on a copy of the lab notebook under ``workdir``, in fast mode
     unless not ``fast``; yields the URL that opens the notebook (with the token for JupyterLab) once a
     page can be opened. Voila serves it by ``route`` (VOILA_ROUTES; "warm" with ``pool`` kernels
@@ -130,7 +133,7 @@ def serve(kind: str, workdir: Path, fast: bool = True, route: str = "warm", pool
     notebook = root / "notebooks" / LAB_NOTEBOOK.name
     shutil.copy(LAB_NOTEBOOK, notebook)  # a copy: JupyterLab saves outputs into what it opens
     port, token = free_port(), secrets.token_hex(16)
-    environment, warm_kernels = isolated_environment(workdir / "home", fast), 0
+    environment, warm_kernels = isolated_environment(workdir / "home", fast, one_thread), 0
     if kind == "lab":
         command = [
             sys.executable,
@@ -185,14 +188,67 @@ def serve(kind: str, workdir: Path, fast: bool = True, route: str = "warm", pool
 
 
 @contextmanager
-def chromium_page(width: int = 1400, height: int = 1200):
-    """A fresh headless Chromium page (Debian's binary) with Playwright; closed afterwards."""
+def chromium_page(width: int = 1400, height: int = 1200, device_scale_factor: float = 1.0):
+    """A fresh headless Chromium page (Debian's binary) with Playwright; closed afterwards. A window
+    at 150% browser zoom is ``width`` and ``height`` in CSS pixels (its size / 1.5) at device_scale_factor 1.5."""
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
         try:
-            page = browser.new_page(viewport={"width": width, "height": height})
+            page = browser.new_page(viewport={"width": width, "height": height}, device_scale_factor=device_scale_factor)
             yield page
         finally:
             browser.close()
+
+
+# Colour vision: Machado, Oliveira and Fernandes (2009), severity 1.0, applied to linear RGB
+CVD_MATRICES = {
+    "normal": ((1.0, 0.0, 0.0), (0.0, 1.0, 0.0), (0.0, 0.0, 1.0)),
+    "protanopia": ((0.152286, 1.052583, -0.204868), (0.114503, 0.786281, 0.099216), (-0.003882, -0.048116, 1.051998)),
+    "deuteranopia": ((0.367322, 0.860646, -0.227968), (0.280085, 0.672501, 0.047413), (-0.011820, 0.042940, 0.968881)),
+}
+
+
+def parse_color(text: str) -> tuple[float, float, float]:
+    """'#0072B2' or 'rgb(0, 114, 178)' -> (r, g, b) in 0..255."""
+    if text.startswith("#"):
+        return tuple(int(text[i : i + 2], 16) for i in (1, 3, 5))
+    return tuple(float(part) for part in text[text.index("(") + 1 : text.index(")")].split(",")[:3])
+
+
+def _linear(channel: float) -> float:
+    channel /= 255
+    return channel / 12.92 if channel <= 0.04045 else ((channel + 0.055) / 1.055) ** 2.4
+
+
+def cielab(color: str, vision: str = "normal") -> tuple[float, float, float]:
+    """The CIE L*a*b* (D65) of ``color`` as seen with ``vision`` (a CVD_MATRICES key)."""
+    linear = [_linear(c) for c in parse_color(color)]
+    seen = [min(max(sum(m * c for m, c in zip(row, linear)), 0.0), 1.0) for row in CVD_MATRICES[vision]]
+    to_xyz = ((0.4124564, 0.3575761, 0.1804375), (0.2126729, 0.7151522, 0.0721750), (0.0193339, 0.1191920, 0.9503041))
+    x, y, z = (sum(m * c for m, c in zip(row, seen)) / white for row, white in zip(to_xyz, (0.95047, 1.0, 1.08883)))
+    f = [t ** (1 / 3) if t > (6 / 29) ** 3 else t / (3 * (6 / 29) ** 2) + 4 / 29 for t in (x, y, z)]
+    return 116 * f[1] - 16, 500 * (f[0] - f[1]), 200 * (f[1] - f[2])
+
+
+def closest_pair_delta_e(colors: list[str]) -> tuple[float, str, str, str]:
+    """The smallest CIE76 delta E between two of ``colors`` under normal vision, protanopia or
+    deuteranopia: (delta E, colour, colour, vision)."""
+    return min(
+        (sum((p - q) ** 2 for p, q in zip(cielab(a, vision), cielab(b, vision))) ** 0.5, a, b, vision)
+        for vision in CVD_MATRICES
+        for i, a in enumerate(colors)
+        for b in colors[i + 1 :]
+    )
+
+
+def contrast_ratio(foreground: str, background: str) -> float:
+    """WCAG 2 contrast ratio of two opaque colours ('#rrggbb' or 'rgb(...)')."""
+
+    def luminance(color: str) -> float:
+        r, g, b = (_linear(c) for c in parse_color(color))
+        return 0.2126 * r + 0.7152 * g + 0.0722 * b
+
+    high, low = sorted((luminance(foreground), luminance(background)), reverse=True)
+    return (high + 0.05) / (low + 0.05)

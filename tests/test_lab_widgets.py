@@ -731,3 +731,58 @@ def test_runs_can_be_named_hidden_and_compared_a_against_b(make_lab):
     assert lab.runs_panel.pair() is None and lab.runs_panel.compare_a.label == "none"
     assert lab.wait(WAIT_SECONDS)
     assert [run.number for run in lab.runs] == [1, 4]
+
+
+def test_screen_readers_hear_a_run_start_its_end_and_a_failure_not_every_frame(make_lab, monkeypatch):
+    lab = make_lab(steps=20, eval_every=5, probe_every=5, refresh_interval=0.05)
+    heard, shown = [], []
+    lab.announcement.observe(lambda change: heard.append(change.new), "value")
+    lab.status.observe(lambda change: shown.append(change.new), "value")
+    lab.run_button.click()
+    assert lab.wait(WAIT_SECONDS)
+    assert [text.split(":")[0] for text in heard] == ["Started run 1", "<b>Finished</b> run 1"], heard
+    assert "held-out accuracy" in heard[-1]
+    assert len([text for text in shown if "Running" in text]) >= 2  # the visible line counted the steps
+
+    def broken_train(config, **_callbacks):
+        raise IndexError("index 16 is out of bounds for dimension 0 with size 16")
+
+    monkeypatch.setattr(dashboard_module, "train", broken_train)
+    lab.run_button.click()
+    assert lab.wait(WAIT_SECONDS)
+    assert [text.split(":")[0] for text in heard[2:]] == ["Started run 2", "<b>Failed</b> run 2"], heard
+    lab.controls["steps"].value = 10**9  # refused: nothing runs, and that is said too
+    assert heard[-1].startswith("<b>Cannot run:</b> steps")
+
+
+def test_the_share_link_keeps_the_dark_theme_and_a_large_view_fills_the_room_beside_the_controls(make_lab):
+    lab = make_lab(steps=10, eval_every=5, probe_every=5, page_query="theme=dark&plot=large")
+    assert lab.page_problems == []
+    lab.run_button.click()
+    assert lab.wait(WAIT_SECONDS)
+    assert "theme=dark" in lab.share_link.value and "plot=large" in lab.share_link.value
+    assert lab.figure.css_width_px == dashboard_module.LARGE_VIEW_CSS_PX  # room not known: the width that fits 1024 x 768
+    for room, width in ((700, 700), (4000, dashboard_module.LARGE_VIEW_MAX_CSS_PX), (300, dashboard_module.LARGE_VIEW_CSS_PX)):
+        lab.plot_room.value = room  # as the page's script reports it
+        assert lab.figure.css_width_px == width and lab.plot.layout.max_width == f"{width}px"
+        assert PIL.Image.open(io.BytesIO(lab.plot.value)).width == 2 * width  # drawn anew at that width: type stays 16 points
+    lab.plot_view.value = "all"
+    lab.plot_room.value = 700
+    assert lab.figure.css_width_px == 900  # the four panels keep their drawing (the page shrinks it)
+    plain = make_lab(steps=10, page_query="theme=light&group_size=4")
+    assert plain.page_problems == [] and "theme" not in query_for_config(plain.base_config, plain.link_base, theme=plain.page_theme)
+
+
+def test_the_first_six_runs_stay_apart_under_protanopia_and_deuteranopia():
+    """Machado et al. (2009) at severity 1, CIE76 delta E between every two runs' colours (browser_helpers)."""
+    from browser_helpers import closest_pair_delta_e, contrast_ratio
+
+    from grpo_lab.plots import RUN_COLORS, run_look
+
+    looks = [run_look(index) for index in range(len(RUN_COLORS))]
+    closest_of_six = closest_pair_delta_e([look["color"] for look in looks[:6]])
+    assert closest_of_six[0] >= 25, closest_of_six
+    assert closest_pair_delta_e(list(RUN_COLORS))[0] >= 20  # and the seventh the lab keeps
+    assert len({look["marker"] for look in looks}) == len(looks)  # a marker each: apart in grey too
+    assert all(contrast_ratio(color, "#ffffff") >= 3 for color in RUN_COLORS)  # each line shows on white (WCAG 1.4.11)
+    assert closest_pair_delta_e(["#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9"])[0] < 20  # Okabe-Ito's six: the check has teeth

@@ -40,7 +40,8 @@ def kernels_under(folder: Path) -> list[dict]:
 
 
 def test_reloading_the_classroom_page_leaves_no_kernel_behind_and_each_kernel_has_one_thread(tmp_path):
-    with serve("voila", tmp_path, pool=1) as url, chromium_page(1280, 720) as page:
+    # no OMP_NUM_THREADS in the server's environment: the kernels' one thread must come from `make voila`'s configuration
+    with serve("voila", tmp_path, pool=1, one_thread=False) as url, chromium_page(1280, 720) as page:
         page.goto(url, timeout=RUN_SECONDS)
         page.wait_for_function(STARTED, timeout=RUN_SECONDS)
         for _ in range(3):

@@ -33,7 +33,7 @@ BASELINE_LINES = {"none": "-", "mean": "--", "rloo": "-.", "zscore": ":", "ema":
 
 def learner_look(index: int, family: int, member: int = 0) -> dict:
     """Line options of the ``index``-th learner of a figure that draws many: the colour of its ``family``
-    (plots.RUN_COLORS, Okabe and Ito's colour-blind-safe palette), the line style of its place ``member`` in
+    (plots.RUN_COLORS, chosen to stay apart under protanopia and deuteranopia), the line style of its place ``member`` in
     that family, and a marker of its own (sparse, every tenth of the panel). A panel of more than four
     learners shows at most four families, so that its lines group by colour and stay apart in grey."""
     return {

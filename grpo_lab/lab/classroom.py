@@ -27,6 +27,8 @@ from .controls import ADVANCED_CONTROLS
 
 SEEDS_KEY = "seeds"  # the lab's number of seeds, not a TrainConfig field
 PLOT_KEY = "plot"  # the lab's plot view (PLOT_VIEWS): 'plot=large' for a projector
+THEME_KEY = "theme"  # Voila's theme ('theme=dark'): the page's, not the lab's, but kept in the share link
+THEMES = ("light", "dark")  # Voila's themes; light is its default
 # the lab's plot views: key -> (the control's words, the live figure's panels); "large" shows two panels
 # at a time in 16-point type at display size, for a projector at 1280 x 720 or 1024 x 768
 PLOT_VIEWS = {
@@ -105,7 +107,7 @@ def settings_from_query(query: str, base: TrainConfig) -> tuple[dict, int | None
                 problems.append(f"{SEEDS_KEY} = {text} in the page address is not valid: a whole number 1 to {MAX_QUERY_SEEDS}")
             continue
         if key not in QUERY_KNOBS:
-            if key not in ("token", "voila-template", "template", "theme"):  # the server's own, not the lab's
+            if key not in ("token", "voila-template", "template", THEME_KEY):  # the server's own, not the lab's
                 problems.append(f"{key} in the page address is not a setting of the lab: use {', '.join(QUERY_KNOBS)}, {SEEDS_KEY} or {PLOT_KEY}")
             continue
         try:
@@ -133,15 +135,23 @@ def plot_view_from_query(query: str) -> tuple[str | None, list[str]]:
     return views[-1], []
 
 
-def query_for_config(config: TrainConfig, base: TrainConfig, seeds: int = 1, plot: str = "all") -> str:
+def theme_from_query(query: str) -> str:
+    """The Voila theme a page address asks for ('theme=dark' -> 'dark'), '' when none or not one of THEMES."""
+    themes = [text for key, text in urllib.parse.parse_qsl(query.lstrip("?"), keep_blank_values=True) if key == THEME_KEY]
+    return themes[-1] if themes and themes[-1] in THEMES else ""
+
+
+def query_for_config(config: TrainConfig, base: TrainConfig, seeds: int = 1, plot: str = "all", theme: str = "") -> str:
     """The page-address part that opens the lab at ``config``: '?group_size=2&baseline=mean' (the
-    knobs that differ from ``base``, then the seeds and the plot view when not the default ones),
-    or '' when none does."""
+    knobs that differ from ``base``, then the seeds, the plot view and the page's theme when not the
+    default ones), or '' when none does."""
     pairs = [(name, getattr(config, name)) for name in QUERY_KNOBS if getattr(config, name) != getattr(base, name)]
     if seeds > 1:
         pairs.append((SEEDS_KEY, seeds))
     if plot != "all":
         pairs.append((PLOT_KEY, plot))
+    if theme and theme != THEMES[0]:
+        pairs.append((THEME_KEY, theme))
     return (
         "?"
         + urllib.parse.urlencode(

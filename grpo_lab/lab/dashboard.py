@@ -49,18 +49,22 @@ from .view import BAR_STYLES, NOTE_MARK, PAGE_EXTRAS, STATUS_WORDS, ViewTicker
 
 LARGE_VIEW_RUNS = 3  # runs a large plot view shows (the newest): their legend stays on one projector screen
 # the large views: two panels stacked, drawn at twice the page's pixels (sharp on any screen) and shown
-# at LARGE_VIEW_CSS_PX wide, so the live figure's 16-point type is 16 points on the page, and the
-# plot still fits beside the controls at 1024 x 768
-LARGE_VIEW_CSS_PX, LARGE_VIEW_HEIGHT_CSS_PX, LARGE_VIEW_DPI = 460, 600, 192
+# as wide as the page leaves beside the controls (the plot room the page reports, from LARGE_VIEW_CSS_PX,
+# which fits beside them at 1024 x 768 and is used until the page has said, up to LARGE_VIEW_MAX_CSS_PX),
+# so the live figure's 16-point type is 16 points on the page, and the plot fills the width at any size
+LARGE_VIEW_CSS_PX, LARGE_VIEW_MAX_CSS_PX, LARGE_VIEW_HEIGHT_CSS_PX, LARGE_VIEW_DPI = 460, 900, 600, 192
+ANNOUNCED = ("running", "finished", "failed")  # a run's states said to screen readers (the announcer): not each frame
 
 
-def live_figure_for(view: str) -> LiveRunFigure:
-    """The live figure of a PLOT_VIEWS view: the four panels, or two of them in large type."""
+def live_figure_for(view: str, plot_room: int = 0) -> LiveRunFigure:
+    """The live figure of a PLOT_VIEWS view: the four panels, or two of them in large type, as wide as
+    ``plot_room`` (CSS pixels the page has beside the controls; 0: not known) allows."""
     panels = PLOT_VIEWS[view][1]
     if panels == ALL_PANELS:
         return LiveRunFigure()
     scale = LARGE_VIEW_DPI / CSS_DPI
-    return LiveRunFigure(round(LARGE_VIEW_CSS_PX * scale), round(LARGE_VIEW_HEIGHT_CSS_PX * scale), LARGE_VIEW_DPI, panels)
+    css_width = min(max(plot_room, LARGE_VIEW_CSS_PX), LARGE_VIEW_MAX_CSS_PX)
+    return LiveRunFigure(round(css_width * scale), round(LARGE_VIEW_HEIGHT_CSS_PX * scale), LARGE_VIEW_DPI, panels)
 
 
 def within_control_ranges(values: dict, base: TrainConfig) -> list[str]:
@@ -96,7 +100,8 @@ class GRPOLab:
     ``x_axis``, ``plot_view`` (PLOT_VIEWS: all four panels, or two in large type for a projector;
     the page address's ``plot=large``), ``run_button``, ``stop_button``, ``clear_button``, ``new_seed_button``,
     ``preset_buttons`` (by PRESETS name), ``plot`` (the Image), ``status``, ``progress``, ``hints``,
-    ``summary`` (the plot in words), ``share_link``, ``runs_panel`` (compare.RunsPanel: a row per
+    ``summary`` (the plot in words), ``announcement`` (what screen readers hear: a run's start, end or
+    failure), ``plot_room`` (CSS pixels beside the controls, from the page), ``share_link``, ``runs_panel`` (compare.RunsPanel: a row per
     kept run with name, pin and show; the A/B choice; export), ``runs`` (the kept runs, oldest first),
     ``current``, ``wait(timeout)``, ``export_files()``.
     """
@@ -118,6 +123,7 @@ class GRPOLab:
         query = classroom.page_query() if page_query is None else page_query
         from_page, page_seeds, page_problems = classroom.settings_from_query(query, self.link_base)
         page_plot, plot_problems = classroom.plot_view_from_query(query)
+        self.page_theme = classroom.theme_from_query(query)  # Voila's own (?theme=dark): kept in the share link
         page_problems += plot_problems + within_control_ranges(from_page, self.link_base)
         config = validate_config(TrainConfig(**{**config_values, **from_page}))
         measure_every = {name: lab_measure_every(config.steps) for name in ("eval_every", "probe_every") if name not in config_values}
@@ -166,6 +172,11 @@ class GRPOLab:
         self.share_link = widgets.HTML("")
         self.summary = widgets.HTML("")
         self.status = widgets.HTML("Move a slider or press Run.")
+        # what a screen reader hears: the status at a run's start, end or failure, not the visible line's every frame
+        self.announcement = widgets.HTML("")
+        self._announced: tuple = ()  # (run key, state) last announced
+        # CSS pixels the page has beside the controls, written by the page's script (view.ACCESSIBILITY_SCRIPT)
+        self.plot_room = widgets.IntText(value=0, layout=widgets.Layout(display="none"))
         self.progress = widgets.IntProgress(value=0, min=0, max=1, layout=widgets.Layout(width="220px"))
         self.hints = widgets.HTML("")
         self.plot_view = widgets.Dropdown(
@@ -175,7 +186,7 @@ class GRPOLab:
             style={"description_width": "40px"},
             layout=widgets.Layout(width="270px"),
         )
-        self.figure = live_figure_for(self.plot_view.value)
+        self.figure = live_figure_for(self.plot_view.value, self.plot_room.value)
         self.plot = widgets.Image(format="png", layout=widgets.Layout(width="100%", max_width=f"{self.figure.css_width_px}px"))
         for widget, name in (
             (self.num_seeds, "num_seeds"),
@@ -188,6 +199,8 @@ class GRPOLab:
             (self.share_link, "share_link"),
             (self.summary, "summary"),
             (self.status, "status"),
+            (self.announcement, "announce"),
+            (self.plot_room, "plot_room"),
             (self.progress, "progress"),
             (self.hints, "hints"),
             (self.plot, "plot"),
@@ -218,6 +231,7 @@ class GRPOLab:
                 control.on_refused(lambda value, allowed, name=name: self.refuse(name, value, allowed))
         self.x_axis.observe(lambda _change: self.redraw(), "value")
         self.plot_view.observe(lambda _change: self.change_plot_view(), "value")
+        self.plot_room.observe(lambda _change: self._plot_room_changed(), "value")
         self.run_button.on_click(lambda _button: self.start_run())
         self.stop_button.on_click(lambda _button: self.stop())
         self.clear_button.on_click(lambda _button: self.clear())
@@ -264,13 +278,21 @@ class GRPOLab:
                 tabs,
                 self.summary,
                 self.hints,
+                self.announcement,
+                self.plot_room,
             ],
             layout=widgets.Layout(flex="0 0 520px", width="520px", margin="0 12px 0 0"),
         )
-        plot = widgets.Box([self.plot], layout=widgets.Layout(flex="1 1 440px", min_width="440px", max_width=f"{self.figure.css_width_px}px"))
+        controls.add_class("grpo-controls")
+        # overflow hidden: a box that can scroll is a tab stop of its own in Chromium, one with no name
+        plot = widgets.Box(
+            [self.plot], layout=widgets.Layout(flex="1 1 440px", min_width="440px", max_width=f"{self.figure.css_width_px}px", overflow="hidden")
+        )
+        plot.add_class("grpo-plot-box")
         self._plot_box = plot
         # controls beside the plot from about 1000 px of page (a projector at 1024 x 768), so both fit one
-        # screen; on a narrower page the plot wraps under the controls
+        # screen; narrower pages (150% zoom) narrow the controls column instead (view.PAGE_CSS); below
+        # about 700 px the plot wraps under the controls
         page = widgets.Box([controls, plot], layout=widgets.Layout(display="flex", flex_flow="row wrap", align_items="flex-start", width="100%"))
         page.add_class("grpo-lab")
         return widgets.VBox([widgets.HTML(PAGE_EXTRAS), page])
@@ -294,7 +316,7 @@ class GRPOLab:
             try:
                 config = config_from_controls(self.controls, self.base_config)
             except ValueError as error:
-                self.status.value = f"<b>Cannot run:</b> {html.escape(str(error))}"
+                self.status.value = self.announcement.value = f"<b>Cannot run:</b> {html.escape(str(error))}"
                 return None
         self.refusal = self.let_go = ""
         with self._lock:
@@ -314,7 +336,7 @@ class GRPOLab:
         """Say why a value set from code was refused (the control kept its value; nothing runs)."""
         shown = knob_value_text(value) if isinstance(value, (int, float)) else repr(value)
         self.refusal = f"<b>Cannot run:</b> {html.escape(knob)} = {html.escape(shown, quote=False)}, allowed {html.escape(allowed)}"
-        self.status.value = self.refusal  # and it stays above a run in progress until the next run starts
+        self.status.value = self.announcement.value = self.refusal  # and it stays above a run in progress until the next run starts
 
     def new_seed(self) -> None:
         """The same settings on the next seeds (first seed moved past the seeds just used): re-runs."""
@@ -496,10 +518,15 @@ class GRPOLab:
                 shown = keep_runs(shown, current, self.max_runs)[0] if current.status != "stopped" else [*shown, current]
         return [run for run in shown if not run.hidden]
 
+    def _plot_room_changed(self) -> None:
+        """The page has another width beside the controls: a large view is drawn again to fill it."""
+        if live_figure_for(self.plot_view.value, self.plot_room.value).css_width_px != self.figure.css_width_px:
+            self.change_plot_view()
+
     def change_plot_view(self) -> None:
         """Draw the runs in the view the ``plot_view`` control names (a new figure: other panels, other type size)."""
         with self._draw_lock:
-            self.figure = live_figure_for(self.plot_view.value)
+            self.figure = live_figure_for(self.plot_view.value, self.plot_room.value)
         self.plot.layout.max_width = self._plot_box.layout.max_width = f"{self.figure.css_width_px}px"
         self.redraw()  # and the status line, with the link that opens this view
 
@@ -576,6 +603,9 @@ class GRPOLab:
             over = " (mean over seeds)" if len(accuracies) > 1 else ""
             words.append(f"held-out accuracy {start:.2f} &rarr; {latest:.2f}{over}")
         self.status.value = (self.refusal + "<br>" if self.refusal else "") + " &middot; ".join(words)
+        if run.status in ANNOUNCED and self._announced != (run.key, run.status):
+            self._announced = (run.key, run.status)
+            self.announcement.value = f"Started run {run.number}: {label}" if run.status == "running" else " &middot; ".join(words)
         self.progress.max = max(total, 1)
         self.progress.value = min(run.steps_done, total) if run.status != "finished" else total
         self.progress.bar_style = BAR_STYLES[run.status]
@@ -584,7 +614,7 @@ class GRPOLab:
         self.hints.value = "".join(f"<p style='margin:4px 0;max-width:1000px'>{NOTE_MARK} {html.escape(note)}</p>" for note in notes)
         if run.status in ("finished", "failed", "stopped") and run.number:
             self.summary.value = "<b>The plot in words:</b> " + html.escape(self._plot_summary(run))
-        link = classroom.query_for_config(run.config, self.link_base, run.num_seeds, self.plot_view.value)
+        link = classroom.query_for_config(run.config, self.link_base, run.num_seeds, self.plot_view.value, self.page_theme)
         self.share_link.value = f"Link to these settings: add <code>{html.escape(link)}</code> to the page address" if link else ""
 
     def _plot_summary(self, run: LabRun) -> str:
