@@ -14,7 +14,7 @@ from matplotlib.figure import Figure
 
 from ..experiments.catalog import REUSE_WORDS, result_cell
 from ..experiments.findings import SMALL_EFFECT
-from ..experiments.rules.critic import crossover_s_per_response, tradeoff_crossover
+from ..experiments.rules.critic import answer_tokens_text, crossover_s_per_response, tradeoff_crossover
 from ..experiments.stats import ALPHA, compare
 
 # (experiment, regime) of every result the answer quotes or will quote once measured (issue 38: reuse and the practice
@@ -109,14 +109,61 @@ def three_sentence_answer(result: dict, level: float = ALPHA) -> list[str]:
     return [first, second, third]
 
 
-def course_answer(result: dict | None = None) -> list[str]:
+# the practice sentence's findings: whether a learned critic beats a critic-free baseline on the same batches (once or
+# reused), and where GRPO's late held-out accuracy ends against its start
+PRACTICE_CRITIC = {
+    False: "a learned critic still adds nothing over a critic-free baseline on the same batches",
+    True: "a learned critic beats a critic-free baseline on the same batches",
+}
+PRACTICE_LEARNING = {
+    "higher": "GRPO gains held-out accuracy",
+    "same": "GRPO ends where it started on held-out problems",
+    "lower": "GRPO ends below its start on held-out problems",
+}
+
+
+def practice_sentence(result: dict, level: float = ALPHA) -> str:
+    """The answer where practitioners train (the practice regime's grpo-vs-ppo result: a pool of 256 prompts revisited
+    for epochs, worked answers of 27-28 tokens, only the result rewarded): whether a critic beats a critic-free baseline
+    on the same batches there (once and reused), where GRPO ends against its start, and the peak early stopping keeps."""
+    cells = ("grpo", "ppo", "ema", "ppo-reuse", "ema-reuse")
+    accuracy = {cell_id: summary(result, cell_id, "late_eval_accuracy") for cell_id in cells}
+    start = summary(result, "grpo", "initial_eval_accuracy")
+    best, best_step = summary(result, "grpo", "best_eval_accuracy"), summary(result, "grpo", "best_eval_step")
+    (wide_prompts, _) = batch_shape(result, "ppo")
+
+    def lower(a: dict, b: dict) -> bool:
+        return compare(a, b, SMALL_EFFECT).direction(level) == "lower"
+
+    critic_wins = lower(accuracy["ema"], accuracy["ppo"]) or lower(accuracy["ema-reuse"], accuracy["ppo-reuse"])
+    learning = compare(accuracy["grpo"], start, SMALL_EFFECT).direction(level)
+    train = {**result["train_defaults"], **result_cell(result, "grpo")["config"]["train"]}
+    epochs = train["steps"] * train["prompts_per_step"] / train["prompt_pool"]
+    return (
+        f"Where practitioners train, {PRACTICE_CRITIC[critic_wins]}, and {PRACTICE_LEARNING[learning]}: on a pool of "
+        f"{train['prompt_pool']} prompts revisited for {epochs:.0f} epochs with answers of {answer_tokens_text({'grpo-vs-ppo': result})} "
+        f"tokens, only the result rewarded, GRPO's late accuracy is "
+        f"{accuracy['grpo']['mean']:.3f} against a start of {start['mean']:.3f} (its best evaluation, {best['mean']:.3f} at step "
+        f"{best_step['mean']:.0f} on average, is the checkpoint early stopping would keep); one answer to each of {wide_prompts} "
+        f"prompts ends at {accuracy['ppo']['mean']:.3f} with PPO's critic and {accuracy['ema']['mean']:.3f} without, and with each "
+        f"batch reused ({REUSE_WORDS}) at {accuracy['ppo-reuse']['mean']:.3f} and {accuracy['ema-reuse']['mean']:.3f} "
+        f"({seeds_text(list(accuracy.values()))})."
+    )
+
+
+def course_answer(result: dict | None = None, practice: dict | None = None) -> list[str]:
     """The course's answer as 00, 05c and the README say it: ``three_sentence_answer`` of the cached grpo-vs-ppo result
-    (or of ``result``), judged at the false-discovery level of the claims table (claims.md, every plain verdict)."""
+    (or of ``result``), then ``practice_sentence`` of the practice regime's (or of ``practice``) where it has been
+    measured, judged at the false-discovery level of the claims table (claims.md, every plain verdict)."""
+    from ..experiments.runner import result_path
     from .drill import verdicts_by_regime
     from .notebook import load_or_run
 
     level = next(iter(verdicts_by_regime()["gentle"].values())).level
-    return three_sentence_answer(load_or_run("grpo-vs-ppo") if result is None else result, level)
+    sentences = three_sentence_answer(load_or_run("grpo-vs-ppo") if result is None else result, level)
+    if practice is None and result_path("grpo-vs-ppo", regime="practice").exists():
+        practice = load_or_run("grpo-vs-ppo", regime="practice")
+    return sentences + ([practice_sentence(practice, level)] if practice is not None else [])
 
 
 def answer_figure(result: dict) -> Figure:
