@@ -65,3 +65,41 @@ def test_the_readme_says_the_answer_the_course_words_from_the_shipped_results():
 def test_the_summary_figure_has_two_panels_at_notebook_width():
     figure = answer_figure(load_result("grpo-vs-ppo"))
     assert len(figure.axes) == 2 and figure.get_size_inches()[0] <= 9
+
+
+def test_the_practice_sentence_quotes_the_practice_result_and_follows_its_numbers():
+    """The answer's sentence on the practice regime (a finite pool, 27-28 token worked answers): finding first, the
+    regime's own numbers after, and its findings change with them."""
+    from grpo_lab.course.final_answer import practice_sentence
+
+    practice = load_result("grpo-vs-ppo", regime="practice")
+    sentence = practice_sentence(practice)
+    finding, numbers = sentence.split(": ", 1)
+    assert not re.search(r"\d", finding) and "27-28 tokens" in numbers
+    for cell_id in ("grpo", "ppo", "ema", "ppo-reuse", "ema-reuse"):
+        assert f"{result_cell(practice, cell_id)['summary']['late_eval_accuracy']['mean']:.3f}" in numbers
+    assert f"{result_cell(practice, 'grpo')['summary']['best_eval_accuracy']['mean']:.3f}" in numbers
+    start = result_cell(practice, "grpo")["summary"]["initial_eval_accuracy"]["mean"]
+    assert "GRPO gains held-out accuracy" in practice_sentence(with_accuracy(practice, "grpo", start + 0.2 - accuracy_of(practice, "grpo")))
+    assert "below its start" in practice_sentence(with_accuracy(practice, "grpo", start - 0.2 - accuracy_of(practice, "grpo")))
+    level = with_accuracy(with_accuracy(with_accuracy(with_accuracy(practice, "ppo", 0.0), "ema", 0.0), "ppo-reuse", 0.0), "ema-reuse", 0.0)
+    for cell_id in ("ema", "ema-reuse"):
+        result_cell(level, cell_id)["summary"]["late_eval_accuracy"]["mean"] = accuracy_of(level, cell_id.replace("ema", "ppo"))
+    assert "a learned critic ends within noise of a critic-free baseline" in practice_sentence(level)
+    assert "a learned critic beats a critic-free baseline" in practice_sentence(with_accuracy(level, "ema", -0.3))
+    assert "a critic-free baseline beats a learned critic" in practice_sentence(with_accuracy(level, "ema-reuse", 0.3))
+    assert "each win on some" in practice_sentence(with_accuracy(with_accuracy(level, "ema", -0.3), "ema-reuse", 0.3))
+
+
+def accuracy_of(result: dict, cell_id: str) -> float:
+    return result_cell(result, cell_id)["summary"]["late_eval_accuracy"]["mean"]
+
+
+def test_the_answer_adds_the_practice_sentence_where_the_regime_was_measured():
+    from grpo_lab.course.drill import verdicts_by_regime
+    from grpo_lab.course.final_answer import practice_sentence
+
+    gentle, practice = load_result("grpo-vs-ppo"), load_result("grpo-vs-ppo", regime="practice")
+    level = next(iter(verdicts_by_regime()["gentle"].values())).level  # the claims table's, as course_answer judges
+    assert course_answer(gentle, practice) == [*three_sentence_answer(gentle, level), practice_sentence(practice, level)]
+    assert course_answer() == course_answer(gentle, practice)  # the shipped results: the practice regime's included
