@@ -592,6 +592,8 @@ def draw_cost_to_target(axis: Axes, result: dict, cells: list[dict], looks: dict
         if any(v is not None for row in per_seed for v in row):
             draw_seed_band(axis, costs, per_seed, **looks[c["id"]])  # named in the figure's legend
     axis.set_xscale("log")
+    if not axis.get_lines():  # an empty panel would read as a drawing error
+        axis.text(0.5, 0.5, f"no seed of any learner reached {TARGET_ACCURACY:.0%}", transform=axis.transAxes, ha="center", va="center")
     crossover = result["derived"].get("crossover_s_per_response")
     if crossover:  # where the two lines meet (the means' crossing, as derived), a dashed drop to c below it
         bottom = min(line.get_ydata().min() for line in axis.get_lines()) / 2
