@@ -146,7 +146,10 @@ def test_claims_md_is_exactly_what_the_result_files_give(cached):
 
     text = (RESULTS_DIR / "claims.md").read_text()
     assert text == claims_markdown(*cached_tables()), "claims.md is stale: run `python -m grpo_lab sweep claims`"
-    assert "not run yet" not in text and "needs a cell" not in text
+    assert "needs a cell" not in text
+    # every regime is complete but the practice regime, filled in over issue 38: its missing experiments say "not run
+    # yet" with the command that runs them (docs/practice-regime.md lists them)
+    assert all("--regime practice" in line for line in text.splitlines() if "not run yet" in line)
     for claim in CLAIMS:
         assert claim.claim in text
 
