@@ -231,13 +231,14 @@ FOCUSED = """() => {
 }"""
 
 
-def tab_through(page, presses: int) -> list[dict]:
-    """Press Tab ``presses`` times from the top of the page; what had the focus after each press."""
+def tab_through(page, presses: int, describe: str = FOCUSED) -> list[dict]:
+    """Press Tab ``presses`` times from the top of the page; what had the focus after each press, as the script
+    ``describe`` reads it (one that returns nothing skips that stop)."""
     page.evaluate("() => document.activeElement && document.activeElement.blur()")
     focused = []
     for _ in range(presses):
         page.keyboard.press("Tab")
-        element = page.evaluate(FOCUSED)
+        element = page.evaluate(describe)
         if element:
             focused.append(element)
     return focused
@@ -382,14 +383,7 @@ def over(color: str, background: str) -> str:
 
 def focus_stops_in_lab(page, presses: int = 45) -> list[dict]:
     """Tab from the top of the page ``presses`` times: what in .grpo-lab had the focus after each press."""
-    page.evaluate("() => document.activeElement && document.activeElement.blur()")
-    stops = []
-    for _ in range(presses):
-        page.keyboard.press("Tab")
-        focused = page.evaluate(FOCUSED_CONTROL)
-        if focused:
-            stops.append(focused)
-    return stops
+    return tab_through(page, presses, FOCUSED_CONTROL)
 
 
 @pytest.mark.parametrize("theme", ("light", "dark"))
