@@ -102,4 +102,5 @@ def test_the_answer_adds_the_practice_sentence_where_the_regime_was_measured():
     gentle, practice = load_result("grpo-vs-ppo"), load_result("grpo-vs-ppo", regime="practice")
     level = next(iter(verdicts_by_regime()["gentle"].values())).level  # the claims table's, as course_answer judges
     assert course_answer(gentle, practice) == [*three_sentence_answer(gentle, level), practice_sentence(practice, level)]
+    assert "not yet checked on fresh seeds" in practice_sentence(practice) and "fresh seeds" not in practice_sentence(practice, replicated=True)
     assert course_answer() == course_answer(gentle, practice)  # the shipped results: the practice regime's included

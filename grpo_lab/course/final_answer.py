@@ -125,10 +125,11 @@ PRACTICE_LEARNING = {
 }
 
 
-def practice_sentence(result: dict, level: float = ALPHA) -> str:
+def practice_sentence(result: dict, level: float = ALPHA, replicated: bool = False) -> str:
     """The answer where practitioners train (the practice regime's grpo-vs-ppo result: a pool of 256 prompts revisited
     for epochs, worked answers of 27-28 tokens, only the result rewarded): whether a critic beats a critic-free baseline
-    on the same batches there (once and reused), where GRPO ends against its start, and the peak early stopping keeps."""
+    on the same batches there (once and reused), where GRPO ends against its start, and the peak early stopping keeps;
+    unless ``replicated``, it says that fresh seeds have not yet checked it."""
     cells = ("grpo", "ppo", "ema", "ppo-reuse", "ema-reuse")
     accuracy = {cell_id: summary(result, cell_id, "late_eval_accuracy") for cell_id in cells}
     start = summary(result, "grpo", "initial_eval_accuracy")
@@ -150,7 +151,7 @@ def practice_sentence(result: dict, level: float = ALPHA) -> str:
         f"{best_step['mean']:.0f} on average, is the checkpoint early stopping would keep); one answer to each of {wide_prompts} "
         f"prompts ends at {accuracy['ppo']['mean']:.3f} with PPO's critic and {accuracy['ema']['mean']:.3f} without, and with each "
         f"batch reused ({REUSE_WORDS}) at {accuracy['ppo-reuse']['mean']:.3f} and {accuracy['ema-reuse']['mean']:.3f} "
-        f"({seeds_text(list(accuracy.values()))})."
+        f"({seeds_text(list(accuracy.values()))}{'' if replicated else '; not yet checked on fresh seeds'})."
     )
 
 
@@ -166,7 +167,8 @@ def course_answer(result: dict | None = None, practice: dict | None = None) -> l
     sentences = three_sentence_answer(load_or_run("grpo-vs-ppo") if result is None else result, level)
     if practice is None and result_path("grpo-vs-ppo", regime="practice").exists():
         practice = load_or_run("grpo-vs-ppo", regime="practice")
-    return sentences + ([practice_sentence(practice, level)] if practice is not None else [])
+    replicated = result_path("grpo-vs-ppo", regime="practice", replicate=True).exists()
+    return sentences + ([practice_sentence(practice, level, replicated)] if practice is not None else [])
 
 
 def answer_figure(result: dict) -> Figure:
