@@ -786,3 +786,20 @@ def test_the_first_six_runs_stay_apart_under_protanopia_and_deuteranopia():
     assert len({look["marker"] for look in looks}) == len(looks)  # a marker each: apart in grey too
     assert all(contrast_ratio(color, "#ffffff") >= 3 for color in RUN_COLORS)  # each line shows on white (WCAG 1.4.11)
     assert closest_pair_delta_e(["#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9"])[0] < 20  # Okabe-Ito's six: the check has teeth
+
+
+def test_a_page_that_reports_its_room_is_sent_the_view_again(make_lab):
+    """Voila loads a kernel's widget states, then listens: a run that ended in between must still reach
+    the page. The page's report of its width (plot_room) is the sign it listens; the view is sent again."""
+    lab = make_lab(steps=4, eval_every=2, probe_every=2)
+    lab.run_button.click()
+    assert lab.wait(WAIT_SECONDS) and "Finished" in lab.status.value
+    sent = {}
+    for name in ("status", "plot", "progress", "summary"):
+        widget = getattr(lab, name)
+        widget.comm.publish_msg = lambda _type, data=None, name=name, **_keys: sent.setdefault(name, []).append((data or {}).get("state", {}))
+    lab.plot_room.value = 640  # as the page's script reports it once the page is laid out
+    sent = {name: [state for state in states if state] for name, states in sent.items()}
+    assert sent["status"][-1]["value"] == lab.status.value and "Finished</b> run 1" in sent["status"][-1]["value"]
+    assert sent["progress"][-1]["value"] == lab.progress.max and sent["summary"][-1]["value"] == lab.summary.value
+    assert sent["plot"][-1]["_model_name"] == "ImageModel"  # its PNG goes as a binary buffer beside the state

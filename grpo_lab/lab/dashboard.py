@@ -224,6 +224,7 @@ class GRPOLab:
         self._quiet = False  # True while a preset moves the controls (no run per moved control)
         self._lock = threading.RLock()  # guards runs, current and _thread
         self._draw_lock = threading.Lock()  # one figure, drawn by one thread at a time
+        self._send_lock = threading.Lock()  # the view's widgets written by one thread at a time (_send_view_again)
 
         for name, control in (*self.controls.items(), ("num_seeds", self.num_seeds)):
             control.observe(lambda _change: self._control_changed(), "value")
@@ -483,7 +484,8 @@ class GRPOLab:
                 superseded = run is not self.current
                 follow_up = self._queued.pop(0) if self._queued and not superseded and kept else None
             if kept:
-                self.runs_panel.sync(list(self.runs))
+                with self._send_lock:
+                    self.runs_panel.sync(list(self.runs))
             if not superseded:  # the final picture first, then "Finished" (refresh_view writes the status last)
                 self.refresh_view()
             if follow_up is not None:  # a preset's next run (it waits for this thread to end)
@@ -519,9 +521,22 @@ class GRPOLab:
         return [run for run in shown if not run.hidden]
 
     def _plot_room_changed(self) -> None:
-        """The page has another width beside the controls: a large view is drawn again to fill it."""
+        """The page reports its width beside the controls: the page is live (so it is sent the view
+        again) and a large view is drawn again to fill the width."""
+        self._send_view_again()
         if live_figure_for(self.plot_view.value, self.plot_room.value).css_width_px != self.figure.css_width_px:
             self.change_plot_view()
+
+    def _send_view_again(self) -> None:
+        """Send the page the current state of every widget the training thread writes. Voila loads a
+        kernel's widget states and only then listens to the kernel: what a run wrote in between (its
+        end, when it ends that soon) never reaches the page, and an unchanged value is not sent again."""
+        with self._send_lock:
+            pending = [self.plot, self.status, self.announcement, self.progress, self.summary, self.hints, self.share_link, self.runs_panel.widget]
+            while pending:
+                widget = pending.pop()
+                widget.send_state()
+                pending.extend(getattr(widget, "children", ()))
 
     def change_plot_view(self) -> None:
         """Draw the runs in the view the ``plot_view`` control names (a new figure: other panels, other type size)."""
@@ -570,13 +585,17 @@ class GRPOLab:
         with self._draw_lock:
             self.figure.update(curves, x_key=x_key, x_max=x_max, legend_title=title)
             png = self.figure.png()
-        self.plot.value = png
+        with self._send_lock:
+            self.plot.value = png
         self._show_status(self.current)
         return time.perf_counter() - started
 
     def _show_status(self, run: LabRun | None) -> None:
-        if run is None:
-            return
+        if run is not None:
+            with self._send_lock:
+                self._write_status(run)
+
+    def _write_status(self, run: LabRun) -> None:
         configs = [shown.config for shown in self.shown_runs()] or [run.config]
         label = html.escape(run_label(run.config, configs, run.num_seeds))
         total = run.config.steps * run.num_seeds
