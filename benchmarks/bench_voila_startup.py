@@ -88,7 +88,7 @@ def kernels_memory() -> str:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--tabs", type=int, default=1, choices=range(1, 6), help="pages opened at once (1 to 5)")
+    parser.add_argument("--tabs", type=int, default=1, choices=range(1, 11), help="pages opened at once (1 to 10)")
     parser.add_argument("--repeats", type=int, default=2, choices=range(1, 11), help="page loads, one server (1 to 10)")
     parser.add_argument("--route", choices=VOILA_ROUTES, default="warm", help="how Voila serves the lab (default: warm, as `make voila`)")
     parser.add_argument("--pool", type=int, default=3, choices=range(1, 11), help="warm kernels (GRPO_LAB_POOL; `make voila`'s default 3)")

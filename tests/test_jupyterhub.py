@@ -20,13 +20,14 @@ import re
 import secrets
 import subprocess
 import sys
+import time
 import tomllib
 from pathlib import Path
 
 import pytest
 import yaml
 from browser_helpers import CHROMIUM, REPO
-from hub_helpers import ACCOUNTS, PROXY, chromium_browser, log_in, serve_hub, submit_login, unique_names, wait_for_servers
+from hub_helpers import ACCOUNTS, PROXY, chromium_browser, log_in, serve_hub, student_processes, submit_login, unique_names, wait_for_servers
 from test_browser import LAST_FINISHED_RUN, RUN_SECONDS, drag_group_size_to, plot_source, screenshot_on_failure, wait_for_next_finished_run
 from test_makefile import dry_run
 
@@ -209,6 +210,29 @@ def test_a_student_logs_in_only_as_themselves_and_reaches_only_their_own_lab_pag
         assert as_alice.returncode != 0 and secret not in as_alice.stdout and "scrypt" not in as_alice.stdout, (path, as_alice)
     listing = subprocess.run(["runuser", "-u", alice, "--", "ls", str(bob_home)], capture_output=True, text=True)
     assert listing.returncode != 0 and "notebooks" not in listing.stdout, listing
+
+
+@pytest.mark.browser
+@pytest.mark.timeout(600)
+@needs_a_running_hub
+def test_a_student_who_reloads_the_lab_page_leaves_no_kernel_behind(class_hub):
+    """The page's Voila posts its kernel's shutdown as the page unloads; on the hub that request carries
+    the student's server's XSRF cookie, so a reload gives the old kernel back at once (not at the cull,
+    5 minutes later), and a class that reloads does not pile up kernels of about 450 MB each."""
+    hub, _, pages = class_hub
+    user = list(STUDENTS)[2]
+    page = pages[user]
+    for _ in range(2):
+        before = {kernel.pid for kernel in wait_for_servers(hub, [user], timeout_s=30)[user].kernels}
+        page.reload(timeout=RUN_SECONDS)
+        page.wait_for_function(LAST_FINISHED_RUN, timeout=RUN_SECONDS)
+        deadline = time.monotonic() + 20
+        while (
+            left := {kernel.pid for kernel in student_processes(hub)[user].kernels if kernel.is_running()} & before
+        ) and time.monotonic() < deadline:
+            time.sleep(0.5)
+        assert not left, f"the kernel of the page before the reload is still running: {left}"
+    assert len(student_processes(hub)[user].kernels) == 1  # the open page's own
 
 
 def test_the_accounts_command_refuses_a_bad_name_in_one_line(tmp_path):
