@@ -325,8 +325,8 @@ def group_size_figure(result: dict) -> Figure:
     titles = {
         0: ("Accuracy late in training", ACCURACY_LABEL),
         1: (f"Responses to reach {TARGET_ACCURACY:.0%}\n(no point: no seed did)", "responses sampled (log)"),
-        4: ("Oscillation: total fall\nbetween evaluations", "accuracy points lost (sum of falls)"),
-        5: ("Oscillation: largest fall\nfrom the best so far", "accuracy points"),
+        4: ("Oscillation: total fall\nbetween evaluations", "accuracy lost (sum of falls, 0-1)"),
+        5: ("Oscillation: largest fall\nfrom the best so far", "accuracy lost (0-1)"),
     }
     for index, (title, ylabel) in titles.items():
         style(axes[index], title, "group size G (log scale)", ylabel, log_x=True, log_y=index == 1)
@@ -448,7 +448,7 @@ def small_group_figure(result: dict) -> Figure:
     colors = {"color": [RUN_COLORS[i % len(RUN_COLORS)] for i in range(len(result["cells"]))], "edgecolor": "k", "lw": 0.5}
     for axis, metric, title, ylabel in (
         (axes[2], "late_eval_accuracy", "Accuracy late in training", ACCURACY_LABEL),
-        (axes[3], "eval_max_drawdown", "Oscillation: largest fall from the best so far", "accuracy points"),
+        (axes[3], "eval_max_drawdown", "Oscillation: largest fall from the best so far", "accuracy lost (0-1)"),
     ):
         tick_labels = [textwrap.fill(label, BAR_LABEL_CHARACTERS, break_long_words=False) for label in labels]  # six bars a half-width panel
         draw_bars(axis, tick_labels, [(*means_and_stds(result["cells"], metric), colors)], group_width=0.6)
