@@ -9,6 +9,7 @@ from pathlib import Path
 from grpo_lab.course.final_answer import answer_figure, course_answer, three_sentence_answer
 from grpo_lab.experiments import load_result
 from grpo_lab.experiments.catalog import result_cell
+from grpo_lab.experiments.runner import result_path
 
 README = Path(__file__).resolve().parent.parent / "README.md"
 
@@ -101,6 +102,14 @@ def test_the_answer_adds_the_practice_sentence_where_the_regime_was_measured():
 
     gentle, practice = load_result("grpo-vs-ppo"), load_result("grpo-vs-ppo", regime="practice")
     level = next(iter(verdicts_by_regime()["gentle"].values())).level  # the claims table's, as course_answer judges
-    assert course_answer(gentle, practice) == [*three_sentence_answer(gentle, level), practice_sentence(practice, level)]
-    assert "not yet checked on fresh seeds" in practice_sentence(practice) and "fresh seeds" not in practice_sentence(practice, replicated=True)
+    replicated = result_path("grpo-vs-ppo", regime="practice", replicate=True).exists()
+    replication = load_result("grpo-vs-ppo", regime="practice", replicate=True) if replicated else None
+    assert course_answer(gentle, practice) == [*three_sentence_answer(gentle, level), practice_sentence(practice, level, replication)]
+    assert "not yet checked on fresh seeds" in practice_sentence(practice)
+    # fresh seeds that find what the sentence says confirm it; ones that move a finding do not
+    assert "fresh seeds find the same" in practice_sentence(practice, replication=practice)
+    start = result_cell(practice, "grpo")["summary"]["initial_eval_accuracy"]["mean"]
+    moved = with_accuracy(practice, "grpo", start + 0.2 - accuracy_of(practice, "grpo"))  # fresh seeds where GRPO gains
+    assert "fresh seeds do not confirm it" in practice_sentence(practice, replication=moved)
+
     assert course_answer() == course_answer(gentle, practice)  # the shipped results: the practice regime's included

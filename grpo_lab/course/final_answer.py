@@ -125,25 +125,40 @@ PRACTICE_LEARNING = {
 }
 
 
-def practice_sentence(result: dict, level: float = ALPHA, replicated: bool = False) -> str:
+def practice_findings(result: dict, level: float = ALPHA) -> tuple:
+    """What the practice sentence says of ``result``: (the critic ahead beyond noise on some of the same batches, the
+    critic-free baseline ahead on some) and the direction of GRPO's late accuracy against its start."""
+    accuracy = {cell_id: summary(result, cell_id, "late_eval_accuracy") for cell_id in ("grpo", "ppo", "ema", "ppo-reuse", "ema-reuse")}
+    critic_vs_free = [
+        compare(accuracy[critic], accuracy[free], SMALL_EFFECT).direction(level) for critic, free in (("ppo", "ema"), ("ppo-reuse", "ema-reuse"))
+    ]
+    learning = compare(accuracy["grpo"], summary(result, "grpo", "initial_eval_accuracy"), SMALL_EFFECT).direction(level)
+    return ("higher" in critic_vs_free, "lower" in critic_vs_free), learning
+
+
+def practice_sentence(result: dict, level: float = ALPHA, replication: dict | None = None) -> str:
     """The answer where practitioners train (the practice regime's grpo-vs-ppo result: a pool of 256 prompts revisited
     for epochs, worked answers of 27-28 tokens, only the result rewarded): whether a critic beats a critic-free baseline
     on the same batches there (once and reused), where GRPO ends against its start, and the peak early stopping keeps;
-    unless ``replicated``, it says that fresh seeds have not yet checked it."""
+    then whether the same run on fresh seeds (``replication``, the result on the declared replication seeds) finds the
+    same, or that fresh seeds have not checked it yet."""
     cells = ("grpo", "ppo", "ema", "ppo-reuse", "ema-reuse")
     accuracy = {cell_id: summary(result, cell_id, "late_eval_accuracy") for cell_id in cells}
     start = summary(result, "grpo", "initial_eval_accuracy")
     best, best_step = summary(result, "grpo", "best_eval_accuracy"), summary(result, "grpo", "best_eval_step")
     (wide_prompts, _) = batch_shape(result, "ppo")
-
-    critic_vs_free = [
-        compare(accuracy[critic], accuracy[free], SMALL_EFFECT).direction(level) for critic, free in (("ppo", "ema"), ("ppo-reuse", "ema-reuse"))
-    ]
-    learning = compare(accuracy["grpo"], start, SMALL_EFFECT).direction(level)
+    critic, learning = findings = practice_findings(result, level)
+    if replication is None:
+        checked = "not yet checked on fresh seeds"
+    else:
+        fresh = len(result_cell(replication, "grpo")["per_seed"])
+        checked = (
+            f"{fresh} fresh seeds find the same" if practice_findings(replication, level) == findings else f"{fresh} fresh seeds do not confirm it"
+        )
     train = {**result["train_defaults"], **result_cell(result, "grpo")["config"]["train"]}
     epochs = train["steps"] * train["prompts_per_step"] / train["prompt_pool"]
     return (
-        f"Where practitioners train, {PRACTICE_CRITIC[('higher' in critic_vs_free, 'lower' in critic_vs_free)]}, and "
+        f"Where practitioners train, {PRACTICE_CRITIC[critic]}, and "
         f"{PRACTICE_LEARNING[learning]}: on a pool of "
         f"{train['prompt_pool']} prompts revisited for {epochs:.0f} epochs with answers of {answer_tokens_text({'grpo-vs-ppo': result})} "
         f"tokens, only the result rewarded, GRPO's late accuracy is "
@@ -151,7 +166,7 @@ def practice_sentence(result: dict, level: float = ALPHA, replicated: bool = Fal
         f"{best_step['mean']:.0f} on average, is the checkpoint early stopping would keep); one answer to each of {wide_prompts} "
         f"prompts ends at {accuracy['ppo']['mean']:.3f} with PPO's critic and {accuracy['ema']['mean']:.3f} without, and with each "
         f"batch reused ({REUSE_WORDS}) at {accuracy['ppo-reuse']['mean']:.3f} and {accuracy['ema-reuse']['mean']:.3f} "
-        f"({seeds_text(list(accuracy.values()))}{'' if replicated else '; not yet checked on fresh seeds'})."
+        f"({seeds_text(list(accuracy.values()))}; {checked})."
     )
 
 
@@ -159,7 +174,7 @@ def course_answer(result: dict | None = None, practice: dict | None = None) -> l
     """The course's answer as 00, 05c and the README say it: ``three_sentence_answer`` of the cached grpo-vs-ppo result
     (or of ``result``), then ``practice_sentence`` of the practice regime's (or of ``practice``) where it has been
     measured, judged at the false-discovery level of the claims table (claims.md, every plain verdict)."""
-    from ..experiments.runner import result_path
+    from ..experiments.runner import load_result, result_path
     from .drill import verdicts_by_regime
     from .notebook import load_or_run
 
@@ -167,8 +182,10 @@ def course_answer(result: dict | None = None, practice: dict | None = None) -> l
     sentences = three_sentence_answer(load_or_run("grpo-vs-ppo") if result is None else result, level)
     if practice is None and result_path("grpo-vs-ppo", regime="practice").exists():
         practice = load_or_run("grpo-vs-ppo", regime="practice")
-    replicated = result_path("grpo-vs-ppo", regime="practice", replicate=True).exists()
-    return sentences + ([practice_sentence(practice, level, replicated)] if practice is not None else [])
+    replication = None
+    if practice is not None and result_path("grpo-vs-ppo", regime="practice", replicate=True).exists():
+        replication = load_result("grpo-vs-ppo", regime="practice", replicate=True)
+    return sentences + ([practice_sentence(practice, level, replication)] if practice is not None else [])
 
 
 def answer_figure(result: dict) -> Figure:
