@@ -110,6 +110,6 @@ def test_the_answer_adds_the_practice_sentence_where_the_regime_was_measured():
     assert "fresh seeds find the same" in practice_sentence(practice, replication=practice)
     start = result_cell(practice, "grpo")["summary"]["initial_eval_accuracy"]["mean"]
     moved = with_accuracy(practice, "grpo", start + 0.2 - accuracy_of(practice, "grpo"))  # fresh seeds where GRPO gains
-    assert "fresh seeds do not confirm it" in practice_sentence(practice, replication=moved)
+    assert "fresh seeds, GRPO gains held-out accuracy" in practice_sentence(practice, replication=moved)  # names what moved
 
     assert course_answer() == course_answer(gentle, practice)  # the shipped results: the practice regime's included

@@ -118,6 +118,7 @@ PRACTICE_CRITIC = {
     (False, True): "a critic-free baseline beats a learned critic on the same batches",
     (True, True): "a learned critic and a critic-free baseline each win on some of the same batches",
 }
+NOT_ON_FRESH_SEEDS = " on the first seeds, not on fresh ones"
 PRACTICE_LEARNING = {
     "higher": "GRPO gains held-out accuracy",
     "same": "GRPO ends where it started on held-out problems",
@@ -147,19 +148,25 @@ def practice_sentence(result: dict, level: float = ALPHA, replication: dict | No
     start = summary(result, "grpo", "initial_eval_accuracy")
     best, best_step = summary(result, "grpo", "best_eval_accuracy"), summary(result, "grpo", "best_eval_step")
     (wide_prompts, _) = batch_shape(result, "ppo")
-    critic, learning = findings = practice_findings(result, level)
+    critic, learning = practice_findings(result, level)
+    critic_words, learning_words = PRACTICE_CRITIC[critic], PRACTICE_LEARNING[learning]
     if replication is None:
         checked = "not yet checked on fresh seeds"
-    else:
+    else:  # a finding fresh seeds do not repeat is said as the first seeds' only, and what the fresh ones found is added
         fresh = len(result_cell(replication, "grpo")["per_seed"])
-        checked = (
-            f"{fresh} fresh seeds find the same" if practice_findings(replication, level) == findings else f"{fresh} fresh seeds do not confirm it"
-        )
+        fresh_critic, fresh_learning = practice_findings(replication, level)
+        moved = []
+        if fresh_critic != critic:
+            critic_words += NOT_ON_FRESH_SEEDS
+            moved.append(PRACTICE_CRITIC[fresh_critic])
+        if fresh_learning != learning:
+            learning_words += NOT_ON_FRESH_SEEDS
+            moved.append(PRACTICE_LEARNING[fresh_learning])
+        checked = f"{fresh} fresh seeds find the same" if not moved else f"on {fresh} fresh seeds, " + " and ".join(moved)
     train = {**result["train_defaults"], **result_cell(result, "grpo")["config"]["train"]}
     epochs = train["steps"] * train["prompts_per_step"] / train["prompt_pool"]
     return (
-        f"Where practitioners train, {PRACTICE_CRITIC[critic]}, and "
-        f"{PRACTICE_LEARNING[learning]}: on a pool of "
+        f"Where practitioners train, {critic_words}, and {learning_words}: on a pool of "
         f"{train['prompt_pool']} prompts revisited for {epochs:.0f} epochs with answers of {answer_tokens_text({'grpo-vs-ppo': result})} "
         f"tokens, only the result rewarded, GRPO's late accuracy is "
         f"{accuracy['grpo']['mean']:.3f} against a start of {start['mean']:.3f} (its best evaluation, {best['mean']:.3f} at step "
