@@ -46,7 +46,8 @@ def time_one_load(url: str, tabs: int) -> list[tuple[float, float | None]]:
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
         try:
-            pages = [browser.new_page(viewport={"width": 1280, "height": 720}) for _ in range(tabs)]
+            # a context each: six students' browsers, not six tabs of one (which share one connection pool)
+            pages = [browser.new_context(viewport={"width": 1280, "height": 720}).new_page() for _ in range(tabs)]
             started = time.perf_counter()
             for page in pages:
                 page.goto(url, wait_until="commit", timeout=TIMEOUT_MS)

@@ -9,7 +9,7 @@ import time
 from pathlib import Path
 
 import pytest
-from browser_helpers import CHROMIUM, chromium_page, serve
+from browser_helpers import CHROMIUM, CHROMIUM_ARGS, chromium_page, serve
 
 pytestmark = [
     pytest.mark.browser,
@@ -52,3 +52,28 @@ def test_reloading_the_classroom_page_leaves_no_kernel_behind_and_each_kernel_ha
         # the open page's kernel and the one warm kernel waiting for the next page; each reload's old kernel is gone
         assert 1 <= len(kernels) <= 2, kernels
         assert all(kernel["omp"] == "1" for kernel in kernels), kernels
+
+
+CLASS_AT_ONCE = 6  # the burst issue 41 budgets: every tab of six opened together, on 2 cores, shows its run
+
+
+def test_six_pages_opened_together_on_six_warm_kernels_each_show_their_lab_and_its_run(tmp_path):
+    """A class arriving at once: six students' pages (each its own browser context, as six machines) opened in
+    the same second on a pool sized for them. Each warm kernel builds its lab and starts run 1 at once, on cores
+    the other five share; Voila must still put every page's lab on it (with its 4-s default wait for a cell's
+    output, five or six of six pages came up without one) and every page must see its run finish."""
+    from playwright.sync_api import sync_playwright
+
+    with serve("voila", tmp_path, pool=CLASS_AT_ONCE) as url, sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
+        try:
+            pages = [browser.new_context(viewport={"width": 1280, "height": 720}).new_page() for _ in range(CLASS_AT_ONCE)]
+            for page in pages:
+                page.goto(url, wait_until="commit", timeout=RUN_SECONDS)
+            for page in pages:
+                page.wait_for_function(
+                    "() => /Finished run 1\\b/.test(document.querySelector('.grpo-status')?.textContent || '')", timeout=RUN_SECONDS
+                )
+                assert page.locator("img.grpo-plot").is_visible()
+        finally:
+            browser.close()

@@ -29,3 +29,10 @@ c.VoilaConfiguration.prelaunch_hook = without_voila_skip_cells
 if TEMPLATE_ROOT not in os.environ.get("JUPYTER_PATH", "").split(os.pathsep):
     os.environ["JUPYTER_PATH"] = os.pathsep.join(path for path in (TEMPLATE_ROOT, os.environ.get("JUPYTER_PATH", "")) if path)
 c.VoilaConfiguration.template = TEMPLATE
+# A page shows a cell's output once the kernel has sent it and said it is idle; after each cell Voila (nbclient)
+# waits IOPUB_TIMEOUT_S for that, then renders without what is late. Its default, 4 s, is too short for a class
+# that opens pages together on a few cores: with six warm kernels starting their first runs on 2 cores, five or
+# all six pages came up without the lab (benchmarks/README.md, "Voila: a class arriving at once"). The wait ends
+# as soon as the kernel is idle, so a longer limit costs nothing when the cores are free.
+IOPUB_TIMEOUT_S = 60
+c.VoilaExecutor.iopub_timeout = IOPUB_TIMEOUT_S
