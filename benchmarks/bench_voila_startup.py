@@ -29,38 +29,46 @@ from bench_lab import load_average, machine  # noqa: E402
 from browser_helpers import CHROMIUM, CHROMIUM_ARGS, SERVER_START_SECONDS, VOILA_ROUTES, WARM_KERNEL_READY, serve  # noqa: E402
 
 TIMEOUT_MS = 180_000
-LIVE_TIMEOUT_MS = 30_000  # after the page shows: run 1 takes about 5 s, so longer means it was over already
-TRAINING_LIVE = """() => {
-    const status = document.querySelector('.grpo-status');
-    const match = status && status.textContent.match(/Running run 1\\b.*step (\\d+)/);
-    return match && Number(match[1]) > 0;
+POLL_S = 0.1
+# what a page shows: its plot (a drawn image), run 1 training live (the status line at a step past 0), run 1 over
+PAGE_STATE = """() => {
+    const plot = document.querySelector("img.grpo-plot[src^='data:'], img.grpo-plot[src^='blob:']");
+    const text = (document.querySelector('.grpo-status') || {}).textContent || '';
+    const running = text.match(/Running run 1\\b.*step (\\d+)/);
+    return {visible: !!plot && plot.offsetWidth > 0, live: !!running && Number(running[1]) > 0, over: /(Finished|Failed|Stopped) run 1\\b/.test(text)};
 }"""
 
 
 def time_one_load(url: str, tabs: int) -> list[tuple[float, float | None]]:
-    """Open ``url`` in ``tabs`` pages at once; per page, seconds to the plot visible and to run 1
-    training live (None: run 1 had ended before the page showed it)."""
-    from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
+    """Open ``url`` in ``tabs`` pages at once (each in a browser context of its own, as separate students'
+    browsers), and watch them all together; per page, seconds to the plot visible and to run 1 training live
+    (None: run 1 had ended before the page showed it training)."""
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
         try:
-            # a context each: six students' browsers, not six tabs of one (which share one connection pool)
             pages = [browser.new_context(viewport={"width": 1280, "height": 720}).new_page() for _ in range(tabs)]
             started = time.perf_counter()
             for page in pages:
                 page.goto(url, wait_until="commit", timeout=TIMEOUT_MS)
-            times = []
-            for page in pages:
-                page.wait_for_selector("img.grpo-plot[src^='data:'], img.grpo-plot[src^='blob:']", state="visible", timeout=TIMEOUT_MS)
-                visible = time.perf_counter() - started
-                try:
-                    page.wait_for_function(TRAINING_LIVE, timeout=LIVE_TIMEOUT_MS, polling=100)
-                    times.append((visible, time.perf_counter() - started))
-                except PlaywrightTimeoutError:
-                    times.append((visible, None))
-            return times
+            visible: list[float | None] = [None] * tabs
+            live: list[float | None] = [None] * tabs
+            done = [False] * tabs
+            while not all(done):
+                if time.perf_counter() - started > TIMEOUT_MS / 1000:
+                    raise TimeoutError(f"pages {[i + 1 for i, d in enumerate(done) if not d]} showed no run 1 within {TIMEOUT_MS / 1000:.0f} s")
+                for index, page in enumerate(pages):
+                    if done[index]:
+                        continue
+                    state, now = page.evaluate(PAGE_STATE), time.perf_counter() - started
+                    if state["visible"] and visible[index] is None:
+                        visible[index] = now
+                    if state["visible"] and state["live"] and live[index] is None:
+                        live[index] = now
+                    done[index] = visible[index] is not None and (live[index] is not None or state["over"])
+                time.sleep(POLL_S)
+            return list(zip(visible, live))
         finally:
             browser.close()
 

@@ -1,5 +1,5 @@
 """`make voila` for a class: a page that reloads or closes gives its kernel back (Voila's page posts its
-kernel's shutdown on beforeunload), so reloads do not pile up kernels of about 430 MB each, and every kernel
+kernel's shutdown on beforeunload), so reloads do not pile up kernels of 0.4-0.6 GB each, and every kernel
 it starts trains with one torch thread. Counted in /proc: the server's kernels are the ipykernel processes
 whose working folder is the served notebook's."""
 
