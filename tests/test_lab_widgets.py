@@ -470,7 +470,9 @@ def test_make_voila_warms_kernels_and_refuses_a_bad_pool_size_in_one_line():
     for bad in ("0", "eleven", "-2", "11"):
         with pytest.raises(SystemExit) as refused:
             warm_page_config(bad)
-        assert str(refused.value) == f"GRPO_LAB_POOL={bad!r} is not valid: a whole number of warm kernels, 1 to 10 (about 400 MB each while they wait)"
+        assert (
+            str(refused.value) == f"GRPO_LAB_POOL={bad!r} is not valid: a whole number of warm kernels, 1 to 10 (about 400 MB each while they wait)"
+        )
 
 
 def test_make_voila_gives_each_kernel_one_torch_thread_unless_the_shell_says_otherwise():

@@ -45,7 +45,7 @@ c.Spawner.args = [
 # other cost more than they give (benchmarks/README.md measures the same on 2 cores)
 c.Spawner.environment = {"OMP_NUM_THREADS": "1"}
 # honoured by container spawners (DockerSpawner, KubeSpawner); a local process spawner ignores them.
-# Measured per student (issue 41: 660 MB on the hub, server + kernel): two tabs at once are tight in 1G
+# Measured per student (docs/classroom.md: 0.58 GB after the first run, server + kernel, up to about 0.8 GB after many runs at G = 64): one tab fits 1G, two are tight
 c.Spawner.mem_limit = "1G"
 c.Spawner.cpu_limit = 1.0
 # the first page imports torch and trains a run before Voila shows it: give a busy machine time
