@@ -34,5 +34,5 @@ c.VoilaConfiguration.template = TEMPLATE
 # that opens pages together on a few cores: with six warm kernels starting their first runs on 2 cores, five or
 # all six pages came up without the lab (benchmarks/README.md, "Voila: a class arriving at once"). The wait ends
 # as soon as the kernel is idle, so a longer limit costs nothing when the cores are free.
-IOPUB_TIMEOUT_S = 60
+IOPUB_TIMEOUT_S = 120
 c.VoilaExecutor.iopub_timeout = IOPUB_TIMEOUT_S
