@@ -14,7 +14,8 @@ The package, in the order a run flows through it:
 - view.py: the ticker that redraws while a run trains, the status words and colours;
 - compare.py: the Runs tab (``RunsPanel``): a row per kept run to name, pin and hide it, A and B to
   compare alone, the export; export.py: the runs as JSON and CSV, and download links;
-- dashboard.py: ``GRPOLab``, which lays them out and wires them together;
+- dashboard.py: ``GRPOLab``, which lays them out and wires them together; kernel_thread.py: widgets made
+  and closed on the kernel's thread, not a run's;
 - classroom.py: the Voila page (cells tagged voila-skip left out, settings from the page address).
 The figure it draws is ``grpo_lab/live_figure.py`` (the CLI's ``train --plot`` draws it too).
 

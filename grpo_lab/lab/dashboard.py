@@ -44,6 +44,7 @@ from .controls import (
 )
 from .describe import EPSILON_BASELINES, EPSILON_KNOBS, compared_labels, explain_run, knob_value_text, plot_summary, run_label, short_run_label
 from .export import FILE_NAMES, runs_csv, runs_json
+from .kernel_thread import on_kernel_thread
 from .runs import LabRun, keep_runs, lab_measure_every, warm_up_torch
 from .view import BAR_STYLES, NOTE_MARK, PAGE_EXTRAS, STATUS_WORDS, ViewTicker
 
@@ -225,6 +226,7 @@ class GRPOLab:
         self._lock = threading.RLock()  # guards runs, current and _thread
         self._draw_lock = threading.Lock()  # one figure, drawn by one thread at a time
         self._send_lock = threading.Lock()  # the view's widgets written by one thread at a time (_send_view_again)
+        self._rows_behind = False  # a run ended and the Runs tab has no row for it yet (_sync_rows)
 
         for name, control in (*self.controls.items(), ("num_seeds", self.num_seeds)):
             control.observe(lambda _change: self._control_changed(), "value")
@@ -407,19 +409,31 @@ class GRPOLab:
             self.refresh_view()
 
     def wait(self, timeout: float | None = None) -> bool:
-        """Block until no run is in progress, at most ``timeout`` seconds; True when idle."""
+        """Block until no run is in progress, at most ``timeout`` seconds; True when idle (and then the
+        Runs tab has a row for every kept run, even in a cell that waits on the kernel's thread)."""
         deadline = None if timeout is None else time.monotonic() + timeout
         while True:
             with self._lock:
                 thread = self._thread
-            if thread is None:
-                return True
-            thread.join(None if deadline is None else max(deadline - time.monotonic(), 0))
-            if thread.is_alive():
-                return False
+            if thread is not None:
+                thread.join(None if deadline is None else max(deadline - time.monotonic(), 0))
+                if thread.is_alive():
+                    return False
             with self._lock:
-                if thread is self._thread:
-                    return True
+                idle = thread is self._thread
+            if idle:
+                on_kernel_thread(self._sync_rows)
+                return True
+
+    def _sync_rows(self) -> None:
+        """The Runs tab's rows brought up to the kept runs, if a run ended since they last were."""
+        with self._send_lock:
+            if not self._rows_behind:
+                return
+            self._rows_behind = False
+            with self._lock:
+                runs = list(self.runs)
+            self.runs_panel.sync(runs)
 
     def close(self) -> None:
         """Stop the run in progress and close every widget."""
@@ -483,9 +497,9 @@ class GRPOLab:
                         )
                 superseded = run is not self.current
                 follow_up = self._queued.pop(0) if self._queued and not superseded and kept else None
-            if kept:
-                with self._send_lock:
-                    self.runs_panel.sync(list(self.runs))
+            if kept:  # its row in the Runs tab: widgets made on the kernel's thread (kernel_thread.py)
+                self._rows_behind = True
+                on_kernel_thread(self._sync_rows)
             if not superseded:  # the final picture first, then "Finished" (refresh_view writes the status last)
                 self.refresh_view()
             if follow_up is not None:  # a preset's next run (it waits for this thread to end)
