@@ -22,10 +22,7 @@ def on_kernel_thread(job: Callable[[], None]) -> None:
 
 def _kernel():
     """The IPython kernel this process runs (None in plain Python or a terminal IPython)."""
-    try:
-        from IPython import get_ipython
-    except ImportError:
-        return None
-    shell = get_ipython()
-    kernel = getattr(shell, "kernel", None)
+    from IPython import get_ipython  # installed with ipywidgets
+
+    kernel = getattr(get_ipython(), "kernel", None)
     return kernel if getattr(kernel, "io_loop", None) is not None else None
