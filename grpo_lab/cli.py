@@ -331,12 +331,14 @@ def sweep_each(args: argparse.Namespace, runs: list[tuple[str, str]], done: dict
     """Run (or with --replot, load) each (regime, experiment) of ``runs``, save its JSON and figure (a
     --replicate run: its JSON only) and print a line. True if a result had to be saved elsewhere, None
     if one could not be saved at all. Each experiment records its finished units in its partial file
-    (runner.partial_path), resumes from it, and deletes it once its result is written in its place."""
+    (runner.partial_path) and resumes from it. The partial files are deleted once every result of the command is
+    written: a stopped ``sweep all`` keeps the finished experiments' units too, so that its re-run runs none of them
+    again (it rebuilds their results from the kept units, and reuses their units shared with later experiments)."""
     from .experiments import load_result, result_path, run_experiment, write_result
     from .experiments.figures import save_experiment_figure
     from .experiments.runner import partial_path
 
-    failed = False
+    failed, written = False, []
     for regime, name in runs:
         if args.replot:
             result, path = load_result(name, args.fast, args.out, regime), result_path(name, args.fast, args.out, regime)
@@ -357,7 +359,7 @@ def sweep_each(args: argparse.Namespace, runs: list[tuple[str, str]], done: dict
                     partial=partial,
                 )
                 save_with_fallback(path, lambda target, result=result, name=name: write_result(name, result, path=target))
-                partial.unlink(missing_ok=True)
+                written.append(partial)
             except SweepStopped as stop:
                 stop.partial = partial
                 raise
@@ -376,6 +378,8 @@ def sweep_each(args: argparse.Namespace, runs: list[tuple[str, str]], done: dict
         except ValueError as error:  # a damaged result that passed the schema: name the file
             raise UsageError(f"{path}: {error}") from None
         print(f"{name} ({regime}): {shape} -> {path}, {figure_path}")
+    for partial in written:
+        partial.unlink(missing_ok=True)
     return failed
 
 

@@ -121,3 +121,21 @@ def test_a_line_cut_short_by_a_kill_is_skipped_and_the_next_session_appends_afte
     assert runner.start_partial(path, identity) == ({("a", 0): entry}, 3.0)
     runner.append_record(path, {"cell": "a", "seed": 1, "entry": {**entry, "seed": 1}, "elapsed_s": 5.0})
     assert runner.read_partial(path) == (identity, {("a", 0): entry, ("a", 1): {**entry, "seed": 1}}, 5.0)
+
+
+def test_a_stopped_sweep_all_does_not_run_its_finished_experiments_again(tmp_path, monkeypatch):
+    """`sweep all` stopped in its second experiment: the re-run runs only the rest of the second, no unit of the
+    first (whose result was already written), and leaves no partial file once both results are written."""
+    from grpo_lab.experiments import catalog
+
+    monkeypatch.setattr(catalog, "experiments_in", lambda regime: ["variance", "difficulty-bias"])
+    argv = ["sweep", "all", "--regime", "gentle", "--fast", "--seeds", "1", "--quiet", "--workers", "1", "--out", str(tmp_path)]
+    code, first = run_counting(monkeypatch, argv, stop_after=UNITS + 1)
+    assert code == STOPPED and len(first) == UNITS + 1
+    assert (tmp_path / "variance.json").exists() and not (tmp_path / "difficulty-bias.json").exists()
+    before = json.loads((tmp_path / "variance.json").read_text())
+    code, second = run_counting(monkeypatch, argv)
+    assert code == 0 and not list(tmp_path.glob("*.partial.jsonl"))
+    difficulty = json.loads((tmp_path / "difficulty-bias.json").read_text())
+    assert len(second) == len(difficulty["cells"]) - 1  # the one unit of difficulty-bias that finished is not run again
+    assert per_seed(json.loads((tmp_path / "variance.json").read_text())) == per_seed(before)
