@@ -30,6 +30,8 @@ from matplotlib.patches import Patch
 from matplotlib.ticker import Formatter, FuncFormatter, MultipleLocator
 
 LIVE_FONT_SIZES = {"title": 17, "label": 16, "tick": 16, "legend": 16}  # points: at display size when the PNG is shown at css_width_px
+# points between a panel's title and its frame: clear of half a tick label, which a right-hand axis can draw at the very top
+TITLE_PAD = 0.5 * LIVE_FONT_SIZES["tick"] + 5
 CSS_DPI = 96  # a browser's pixels per inch at 100%: a figure drawn at dpi D is shown at D / CSS_DPI device pixels per CSS pixel
 # the x axis of each x_key a history has; responses sampled on a log scale (linear below 100, where
 # 0 is), so that a G = 2 run, which samples an eighth of G = 16's responses, is not squeezed into a sliver
@@ -199,9 +201,9 @@ class LiveRunFigure:
         # fixed margins instead of a layout engine: the layout would be recomputed on every frame
         if len(panels) > 2:  # four: the legend goes under the panels; three: into the fourth slot
             bottom = UNDER_PANELS_PX / height_px if len(panels) == 4 else 0.1
-            # four: the top row's x axis is named under the bottom row's only, so the rows sit closer
-            hspace = 0.33 if len(panels) == 4 else 0.45
-            self.figure.subplots_adjust(left=0.1, right=0.9, bottom=bottom, top=1 - 32 / height_px, wspace=0.75, hspace=hspace)
+            # four: the top row's x axis is named under the bottom row's only, but its panels are shorter (the legend is under them)
+            hspace = 0.5 if len(panels) == 4 else 0.45
+            self.figure.subplots_adjust(left=0.1, right=0.9, bottom=bottom, top=1 - 40 / height_px, wspace=0.75, hspace=hspace)
             grid = self.figure.subplots(2, 2).ravel()
             if len(panels) == 3:
                 self.legend_slot = grid[3]
@@ -254,7 +256,7 @@ class LiveRunFigure:
         }
         for name, axis in self.panels.items():
             if name in titles:
-                axis.set_title(titles[name], fontsize=size["title"])
+                axis.set_title(titles[name], fontsize=size["title"], pad=TITLE_PAD)
                 top_row = len(self.panel_names) > 2 and name in self.panel_names[:2]  # the grid: named under the bottom row
                 axis.set_xlabel("" if top_row else X_LABELS[self.x_key] if name != "histogram" else "advantage", fontsize=size["label"])
                 axis.grid(alpha=0.3)
@@ -288,7 +290,7 @@ class LiveRunFigure:
                 self._style()
             if "reward" in self.panels:  # a truthful title: what the thin line is
                 title = "Reward − offset, accuracy" if shifted else "Reward (thin), accuracy"
-                self.panels["reward"].set_title(title, fontsize=LIVE_FONT_SIZES["title"])
+                self.panels["reward"].set_title(title, fontsize=LIVE_FONT_SIZES["title"], pad=TITLE_PAD)
             for key in set(self._lines) - {run.key for run in runs}:
                 for artist in self._lines.pop(key).values():
                     artist.remove()

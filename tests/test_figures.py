@@ -4,7 +4,10 @@ advantage-table figure and the answer figure. A figure passes when
 
 - no legend and no text label covers plotted data (lines sampled every few pixels, error bars, bar tops,
   scatter points), read from matplotlib's renderer after a full draw;
-- no y axis labelled a fraction or an accuracy holds data outside [0, 1];
+- no two texts overlap or touch: titles, axis labels, legends, text labels and the tick labels matplotlib draws (two tick
+  labels are left to matplotlib);
+- no y axis labelled a fraction or an accuracy holds data outside [0, 1] (a panel without a y label reads the
+  label of the panel on its left, as the figures draw one label a row);
 - every bar panel's y axis reaches 0, the bars' base, unless its y label says "difference" (DIFFERENCE_MARK:
   the panel draws differences from a level, and says so where the reader looks);
 - a panel draws at most four learners (lines of three points or more), or more grouped by style: at most
@@ -15,6 +18,8 @@ Each check is shown to fail on a planted bad figure below.
 
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 import pytest
 import torch
@@ -23,17 +28,20 @@ from matplotlib.collections import LineCollection, PathCollection
 from matplotlib.colors import to_hex
 from matplotlib.container import BarContainer, ErrorbarContainer
 from matplotlib.figure import Figure
+from matplotlib.text import Annotation, Text
 
 from grpo_lab import TrainConfig, train
 from grpo_lab.experiments import EXPERIMENTS, experiment_figure, load_result
 from grpo_lab.experiments.catalog import REGIMES
 from grpo_lab.experiments.runner import result_path
+from grpo_lab.live_figure import ALL_PANELS, HISTORY_PANELS, LiveRunFigure, RunCurves
 
 DIFFERENCE_MARK = "difference"  # in a bar panel's y label: its axis may leave out 0
 FRACTION_WORDS = ("fraction", "accuracy")  # a y label with one of these promises values in [0, 1]
 MOST_LEARNERS = 4  # per panel, unless grouped by style
 SAMPLE_PX = 2.0  # a drawn line is checked every this many pixels
 EDGE_PX = 2.0  # a label may touch data along its edge (a label sits on its own line)
+TEXT_GAP_PX = 1.0  # two texts at least this far apart: two labels end to end read as one
 
 
 def drawn(figure: Figure):
@@ -112,16 +120,63 @@ def check_no_label_over_data(figure: Figure) -> None:
             assert not len(covered), f"{name} covers {len(covered)} points of panel {axis.get_title()!r} (pixels {covered[:2].round().tolist()})"
 
 
+def texts_of(figure: Figure, renderer) -> list[tuple[str, object]]:
+    """(name, display box) of every text a reader sees: labels_of's, the panels' titles and axis labels, and the
+    tick labels drawn inside their panel's span (matplotlib keeps labels for ticks past the limits, undrawn). An
+    annotation's box is its text's, not its arrow's."""
+    found = [(name, artist.get_window_extent(renderer)) for name, artist in labels_of(figure) if not isinstance(artist, Annotation)]
+    found += [(name, Text.get_window_extent(artist, renderer)) for name, artist in labels_of(figure) if isinstance(artist, Annotation)]
+    for axis in figure.axes:
+        if not axis.get_visible():
+            continue
+        panel = f"panel {axis.get_title()!r}"
+        named = [(f"title of {panel}", t) for t in (axis.title, axis._left_title, axis._right_title)]
+        named += [(f"x label of {panel}", axis.xaxis.label), (f"y label of {panel}", axis.yaxis.label)]
+        found += [(name, t.get_window_extent(renderer)) for name, t in named if t.get_visible() and t.get_text().strip()]
+        for which, ruler in (("x", axis.xaxis), ("y", axis.yaxis)):
+            low, high = sorted(ruler.get_view_interval())
+            slack = 1e-9 * max(abs(low), abs(high), 1.0)
+            for tick in ruler.get_major_ticks():
+                if not low - slack <= tick.get_loc() <= high + slack:
+                    continue  # not drawn: its label keeps wherever an earlier draw left it
+                for label in (tick.label1, tick.label2):
+                    if label.get_visible() and label.get_text().strip():
+                        found.append((f"{which} tick label {label.get_text()!r} of {panel}", label.get_window_extent(renderer)))
+    return found
+
+
+def check_no_text_over_text(figure: Figure) -> None:
+    texts = texts_of(figure, drawn(figure))
+    for (name, box), (other, other_box) in itertools.combinations(texts, 2):
+        if " tick label " in name and " tick label " in other:
+            continue
+        width = min(box.x1, other_box.x1) - max(box.x0, other_box.x0)
+        height = min(box.y1, other_box.y1) - max(box.y0, other_box.y0)
+        assert width <= -TEXT_GAP_PX or height <= -TEXT_GAP_PX, f"{name} overlaps or touches {other} ({width:.0f} x {height:.0f} pixels)"
+
+
+def y_label_read(axis) -> str:
+    """The y label a reader reads a panel by: its own, or (a panel without one) that of the panel on its left."""
+    spec = axis.get_subplotspec()
+    if axis.get_ylabel() or spec is None:
+        return axis.get_ylabel()
+    for other in axis.figure.axes:
+        beside = other.get_subplotspec()
+        if beside is not None and beside.rowspan == spec.rowspan and beside.colspan.stop == spec.colspan.start:
+            return y_label_read(other)
+    return ""
+
+
 def check_fraction_labels(figure: Figure) -> None:
     for axis in figure.axes:
-        if not any(word in axis.get_ylabel().lower() for word in FRACTION_WORDS):
+        if not any(word in y_label_read(axis).lower() for word in FRACTION_WORDS):
             continue
         values = [line.get_ydata() for line in data_lines(axis)]
         values += [[bar.get_y() + bar.get_height() for bar in c.patches] for c in axis.containers if isinstance(c, BarContainer)]
         values = np.concatenate([np.asarray(v, dtype=float).ravel() for v in values]) if values else np.empty(0)
         values = values[np.isfinite(values)]
         outside = values[(values < -1e-9) | (values > 1 + 1e-9)]
-        assert not len(outside), f"panel {axis.get_title()!r} is labelled {axis.get_ylabel()!r} but draws {outside[:3].tolist()}"
+        assert not len(outside), f"panel {axis.get_title()!r} is labelled {y_label_read(axis)!r} but draws {outside[:3].tolist()}"
 
 
 def check_bars_from_zero(figure: Figure) -> None:
@@ -150,7 +205,7 @@ def check_learners_per_panel(figure: Figure) -> None:
             assert len(set(looks)) == len(looks), f"panel {axis.get_title()!r}: lines of colour {colour} share a line style and marker"
 
 
-CHECKS = (check_no_label_over_data, check_fraction_labels, check_bars_from_zero, check_learners_per_panel)
+CHECKS = (check_no_label_over_data, check_no_text_over_text, check_fraction_labels, check_bars_from_zero, check_learners_per_panel)
 
 
 def check_figure(figure: Figure) -> None:
@@ -188,6 +243,16 @@ def test_the_run_figure_passes_the_checks_with_and_without_a_reward_offset(short
 
     check_figure(run_figure(list(short_runs.items()), title="two runs"))
     check_figure(run_figure([("offset 5", short_runs["offset 5, no baseline"])]))
+
+
+@pytest.mark.parametrize("panels", [("reward", "zero_std"), HISTORY_PANELS, ALL_PANELS])
+def test_the_labs_live_frame_has_no_text_over_text(short_runs, panels):
+    """The lab's frame (fixed margins, no layout engine) with two runs and their end tags: a right-hand axis whose
+    top tick sits at the frame's top (max |adv| at 10) stays clear of the panel's title."""
+    frame = LiveRunFigure(height_px=720, panels=panels)
+    runs = [RunCurves(i, name, [history], f"C{i}", tag=f"run {i + 1}") for i, (name, history) in enumerate(short_runs.items())]
+    frame.update(runs, x_key="step", x_max=10)
+    check_no_text_over_text(frame.figure)
 
 
 def test_the_metrics_figure_passes_the_checks(short_runs):
@@ -245,6 +310,15 @@ PLANTED = {
     "a text over a line": (check_no_label_over_data, lambda a: (diagonal(a), a.text(0.5, 0.5, "label over the line", ha="center"))),
     "a text over a reference line": (check_no_label_over_data, lambda a: (a.axhline(0.5), a.set_ylim(0, 1), a.text(0.3, 0.48, "level"))),
     "a legend over bars": (check_no_label_over_data, lambda a: (a.bar([0, 1, 2], [1, 2, 1.5], label="bars"), a.legend(loc="upper center"))),
+    "a note over the title": (
+        check_no_text_over_text,
+        lambda a: (diagonal(a), a.set_title("the title"), a.text(0.5, 1.03, "a note over it", transform=a.transAxes, ha="center")),
+    ),
+    "two texts on one spot": (check_no_text_over_text, lambda a: (diagonal(a), a.text(1.05, 0.5, "G=8"), a.text(1.05, 0.51, "G=16"))),
+    "an annotation's text on a text": (
+        check_no_text_over_text,
+        lambda a: (diagonal(a), a.text(0.1, 0.8, "G=8"), a.annotate("G=16", (1, 1), xytext=(0.1, 0.8), arrowprops={"arrowstyle": "-"})),
+    ),
     "rewards of 5 on an accuracy axis": (check_fraction_labels, lambda a: (a.plot([0, 1, 2], [5.1, 5.3, 5.2]), a.set_ylabel("accuracy"))),
     "bars from 0.6": (check_bars_from_zero, lambda a: (a.bar([0, 1], [0.78, 0.79]), a.set_ylim(0.6, 0.8))),
     "bars on a log axis": (check_bars_from_zero, lambda a: (a.bar([0, 1], [10, 100]), a.set_yscale("log"))),

@@ -23,7 +23,7 @@ from ..errors import ConfigError
 from ..plots import FIGURE_WIDTH, LINE_STYLES, READABLE, RUN_COLORS, RUN_MARKERS, save_figure
 from .catalog import BASELINES, TARGET_ACCURACY, cell_label
 
-ACCURACY_LABEL = "held-out accuracy (fraction correct)"
+ACCURACY_LABEL = "held-out accuracy\n(fraction correct)"  # two lines: one is taller than a panel, and two rows of panels would read as one label
 # each baseline a colour and a line style, so that lines that coincide (mean and rloo in the variance
 # figure, mean and zscore in the offset curves) stay visible, in grey and under colour blindness too; rloo
 # shares mean's colour (it is G/(G-1) x mean), so that five baselines group into four colours
@@ -900,9 +900,24 @@ def experiment_figure(name: str, result: dict) -> Figure:
         raise cannot_draw(name, f"every summary mean is null in the cell {empty}")
     try:
         with matplotlib.rc_context(READABLE):
-            return FIGURES[name](result)
+            return one_y_label_a_row(FIGURES[name](result))
     except (KeyError, TypeError, AttributeError, IndexError, ValueError) as error:
         raise cannot_draw(name, error_text(error)) from None
+
+
+def one_y_label_a_row(figure: Figure) -> Figure:
+    """A panel whose y label repeats the one of the panel on its left drops it: the row reads on one label, and a
+    long label in the gap between two panels no longer runs into the figure's title or its neighbour's ticks."""
+    for axis in figure.axes:
+        spec = axis.get_subplotspec()
+        if spec is None or spec.colspan.start == 0:
+            continue
+        for other in figure.axes:
+            beside = other.get_subplotspec()
+            if beside is not None and beside.rowspan == spec.rowspan and beside.colspan.stop == spec.colspan.start:
+                if other.get_visible() and other.get_ylabel() == axis.get_ylabel():
+                    axis.set_ylabel("")
+    return figure
 
 
 def save_experiment_figure(name: str, result: dict, path: Path, dpi: int = 90) -> Path:
