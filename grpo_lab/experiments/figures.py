@@ -702,8 +702,11 @@ def batch_shape_figure(result: dict) -> Figure:
         axis.set_xticklabels([f"{P}\nx {responses // P}" for P in prompts])
     low = min(axis.get_ylim()[0] for axis in axes)
     high = max(axis.get_ylim()[1] for axis in axes)
+    start = float(np.mean([entry["metrics"]["initial_eval_accuracy"] for c in result["cells"] for entry in c["per_seed"]]))
     for axis in axes:  # one accuracy scale: a panel reads against the other
         axis.set_ylim(max(0.0, low), min(1.0, high))
+        if low <= start <= high:  # where learners end near their start (the practice regime), the start is the level to read
+            axis.axhline(start, color="0.3", ls=":", lw=1.5, label=f"start: the reference policy, {start:.3f}")
     figure_legend(figure, axes[0])
     return figure
 
