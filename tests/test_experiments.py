@@ -231,6 +231,29 @@ def test_units_run_longest_first_by_the_time_the_shipped_result_recorded(cached)
     assert unit_seconds_recorded("variance") == {}  # fixed-policy units record no training time: grid order
 
 
+@pytest.mark.parametrize("regime", ["gentle", "practice"])
+def test_critic_fits_units_of_one_policy_and_seed_run_in_one_bundle_that_reads_one_set_of_samples(regime):
+    """critic-fit's costly inputs (the fixed policy's samples and Monte-Carlo values, cached per worker under their
+    arguments) are read by every cell of one policy and seed: each such set of units is one bundle, so a worker
+    computes them once, and no bundle mixes two sets."""
+    from grpo_lab.experiments.catalog import grid_in, in_regime
+    from grpo_lab.experiments.measures import regime_json
+    from grpo_lab.experiments.runner import bundled
+
+    cells = [in_regime(cell["config"], regime) for cell in grid_in("critic-fit", regime)]
+    jobs = [(index, config, seed) for index, config in enumerate(cells) for seed in range(3)]
+    bundles = bundled(jobs, EXPERIMENTS["critic-fit"].shares)
+
+    def sample_key(config: dict, seed: int) -> tuple:  # the arguments of measures.critic_fit_samples, in critic_fit_unit's order
+        names = ("batches", "prompts_per_batch", "targets_per_prompt", "oracle_samples")
+        return (config["policy"], config["half_trained_steps"], regime_json(config), seed, *(config[name] for name in names))
+
+    assert sorted((index, seed) for bundle in bundles for index, _, seed in bundle) == [(index, seed) for index, _, seed in jobs]
+    assert all(len({sample_key(config, seed) for _, config, seed in bundle}) == 1 for bundle in bundles)
+    assert len(bundles) == len({sample_key(config, seed) for _, config, seed in jobs}) == 2 * 3  # two fixed policies, three seeds
+    assert bundled(jobs, None) == [[job] for job in jobs]  # an experiment that shares nothing: a unit a bundle
+
+
 def without_times(result: dict) -> list:
     """Each cell's per-seed entries without the wall-clock numbers (the only ones a run may change)."""
     timed = ("wall_time_s", "time_per_step_s", "time_to_target_s", "eval_wall_time")

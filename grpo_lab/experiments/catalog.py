@@ -14,7 +14,7 @@ from __future__ import annotations
 import functools
 import math
 import statistics
-from collections.abc import Callable
+from collections.abc import Callable, Hashable
 from dataclasses import dataclass
 from typing import Any
 
@@ -35,7 +35,9 @@ class Experiment:
     """name: the sweep's name; question: what it measures, in one line; grid(fast) -> cells;
     fast_seeds: seeds per cell of the --fast grid (the full grid's: SEEDS); fresh_process: run each unit in a new process
     (memory measurements); derive(cells) -> experiment-specific keys added to the result;
-    only_in: the regimes it runs in (empty: every regime), and why_only: why no others."""
+    only_in: the regimes it runs in (empty: every regime), and why_only: why no others.
+    shares(config, seed) -> a key: units with equal keys reuse inputs a worker process caches, so they run one after
+    another in one worker (None: each unit on its own)."""
 
     name: str
     question: str
@@ -45,6 +47,7 @@ class Experiment:
     derive: Callable[[list[dict]], dict] | None = None
     only_in: tuple[str, ...] = ()
     why_only: str = ""
+    shares: Callable[[dict, int], Hashable] | None = None
 
 
 def cell(cell_id: str, label: str, axes: dict, kind: str = "train", **config: Any) -> dict:
@@ -428,6 +431,13 @@ CRITIC_GROUP_SIZES = (2, 4, 8, 16, 32, 64)
 CRITIC_LRS = (1e-4, 3e-4, 1e-3, 3e-3)
 
 
+def critic_fit_shares(config: dict, seed: int) -> tuple[str, int]:
+    """The cells of one fixed policy and seed read the same samples and Monte-Carlo values (measures.critic_fit_samples,
+    critic_fit_mc_values), which cost most of a unit (about 17 minutes of one core in the practice regime, where the
+    token-level ceiling rolls out 27 prefixes of 1,200 answers 128 times; a unit that finds them cached, about 23 s)."""
+    return config["policy"], seed
+
+
 def critic_fit_grid(fast: bool) -> list[dict]:
     """The default critic on the reference and on a half-trained policy, with fresh rollouts every
     batch (as in a PPO run) and with one fixed pool of rollouts (to show over-fitting); the
@@ -545,6 +555,7 @@ EXPERIMENTS: dict[str, Experiment] = {
             "critic-fit",
             "how many updates PPO's critic needs to predict V at a fixed policy, against a group mean of G samples",
             critic_fit_grid,
+            shares=critic_fit_shares,
         ),
         Experiment("difficulty-bias", "how much z-scoring re-weights too-easy and too-hard prompts, and what it does to learning", difficulty_grid),
     )

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import itertools
 import json
 import math
 import multiprocessing
@@ -37,7 +38,7 @@ import signal
 import sys
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Hashable, Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -269,6 +270,22 @@ def _run_job(job: tuple[int, dict, int]) -> tuple[int, dict]:
     return index, run_cell(config, seed)
 
 
+def _run_bundle(bundle: list[tuple[int, dict, int]]) -> list[tuple[int, dict]]:
+    return [_run_job(job) for job in bundle]
+
+
+def bundled(jobs: list[tuple[int, dict, int]], shares: Callable[[dict, int], Hashable] | None) -> list[list[tuple[int, dict, int]]]:
+    """``jobs`` in bundles that one worker runs one after another: the units whose ``shares(config, seed)`` are equal
+    (they reuse what the worker cached for the first), each unit alone where ``shares`` is None; the bundles in the
+    order of their first unit."""
+    if shares is None:
+        return [[job] for job in jobs]
+    bundles: dict[Hashable, list[tuple[int, dict, int]]] = {}
+    for job in jobs:
+        bundles.setdefault(shares(job[1], job[2]), []).append(job)
+    return list(bundles.values())
+
+
 def worker_pool(workers: int, fresh_process: bool = False) -> multiprocessing.pool.Pool:
     """``workers`` spawned processes with one torch thread each (a context manager); with
     ``fresh_process`` each runs one unit and is replaced (batch-blowup measures a process's memory)."""
@@ -350,8 +367,8 @@ def run_experiment(
     policy once for the gentle and the large-step regime, catalog.in_regime), and every unit run is
     added to it. ``pool``: worker processes to reuse (``worker_pool``), so that ``sweep all`` starts
     them once instead of once per experiment (about 3 s each); ignored by an experiment that needs a
-    fresh process per unit. Units run longest first (``longest_first``): the order changes no number,
-    only how little time one worker waits for the other at the end.
+    fresh process per unit. Units run longest first (``longest_first``), those that share a worker's cached inputs
+    in one bundle (``bundled``, the experiment's ``shares``): the order changes no number, only the time.
 
     ``partial``: the sweep's partial file (``partial_path``; None: none). Each unit is recorded there as it
     finishes; a file left by a stopped run of the same sweep (``sweep_identity``) is resumed: its units are not
@@ -384,7 +401,7 @@ def run_experiment(
                     jobs.append((index, cells[index]["config"], seed))
             job_of[(index, seed)] = (unique[key], seed)
 
-    jobs = longest_first(jobs, keys, unit_seconds_recorded(name, fast, regime, replicate))
+    bundles = bundled(longest_first(jobs, keys, unit_seconds_recorded(name, fast, regime, replicate)), spec.shares)
     from tqdm.auto import tqdm
 
     started = time.perf_counter()
@@ -410,7 +427,7 @@ def run_experiment(
                 threads = torch.get_num_threads()
                 torch.set_num_threads(1)
                 try:
-                    for job in jobs:
+                    for job in itertools.chain.from_iterable(bundles):
                         finished(*_run_job(job))
                         bar.update(1)
                 finally:
@@ -419,9 +436,10 @@ def run_experiment(
                 with contextlib.ExitStack() as stack:
                     if pool is None or spec.fresh_process:
                         pool = stack.enter_context(worker_pool(workers, fresh_process=spec.fresh_process))
-                    for index, entry in pool.imap_unordered(_run_job, jobs):
-                        finished(index, entry)
-                        bar.update(1)
+                    for units in pool.imap_unordered(_run_bundle, bundles):  # a bundle's units are kept when it ends
+                        for index, entry in units:
+                            finished(index, entry)
+                            bar.update(1)
     except BaseException:  # a signal (the command line's SweepStopped), a failed unit: the time spent is kept too
         if partial is not None:
             with contextlib.suppress(OSError):
