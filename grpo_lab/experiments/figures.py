@@ -179,7 +179,7 @@ def figure_legend(figure: Figure, axis: Axes) -> None:
 
 
 BAR_LABEL_CHARACTERS = 7  # a tick label under one of six bars wraps at this width
-TWO_COLUMN_LABEL_CHARACTERS = 22  # a legend above the data takes two columns only if its labels fit a half-width panel twice
+TWO_COLUMN_LABEL_CHARACTERS = 16  # a legend above the data takes two columns only if its labels fit a half-width panel twice
 
 
 PANEL_HEIGHT = 3.4  # inches per row of two panels
