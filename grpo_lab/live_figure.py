@@ -209,7 +209,7 @@ class LiveRunFigure:
                 self.legend_slot = grid[3]
                 self.legend_slot.axis("off")
         else:  # stacked, wide margins: 16-point ticks and labels on both sides of a narrow picture
-            self.figure.subplots_adjust(left=0.2, right=0.8, bottom=0.4, top=0.94, hspace=0.75)
+            self.figure.subplots_adjust(left=0.2, right=0.8, bottom=0.4, top=0.94, hspace=0.85)
             grid = self.figure.subplots(2, 1)
         self.panels = dict(zip(panels, grid))
         if len(panels) == 2:  # short panels: the fraction axes ticked every half, not only at 0 and 1

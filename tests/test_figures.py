@@ -34,7 +34,9 @@ from grpo_lab import TrainConfig, train
 from grpo_lab.experiments import EXPERIMENTS, experiment_figure, load_result
 from grpo_lab.experiments.catalog import REGIMES
 from grpo_lab.experiments.runner import result_path
-from grpo_lab.live_figure import ALL_PANELS, HISTORY_PANELS, LiveRunFigure, RunCurves
+from grpo_lab.lab.classroom import PLOT_VIEWS
+from grpo_lab.lab.dashboard import live_figure_for
+from grpo_lab.live_figure import RunCurves
 
 DIFFERENCE_MARK = "difference"  # in a bar panel's y label: its axis may leave out 0
 FRACTION_WORDS = ("fraction", "accuracy")  # a y label with one of these promises values in [0, 1]
@@ -245,11 +247,13 @@ def test_the_run_figure_passes_the_checks_with_and_without_a_reward_offset(short
     check_figure(run_figure([("offset 5", short_runs["offset 5, no baseline"])]))
 
 
-@pytest.mark.parametrize("panels", [("reward", "zero_std"), HISTORY_PANELS, ALL_PANELS])
-def test_the_labs_live_frame_has_no_text_over_text(short_runs, panels):
-    """The lab's frame (fixed margins, no layout engine) with two runs and their end tags: a right-hand axis whose
-    top tick sits at the frame's top (max |adv| at 10) stays clear of the panel's title."""
-    frame = LiveRunFigure(height_px=720, panels=panels)
+@pytest.mark.parametrize("plot_room", [0, 700])
+@pytest.mark.parametrize("view", list(PLOT_VIEWS))
+def test_the_labs_live_frame_has_no_text_over_text(short_runs, view, plot_room):
+    """The lab's frame as a page shows it (each plot view, at the narrowest and a wide plot room), with two runs and
+    their end tags: a right-hand axis whose top tick sits at the frame's top (max |adv| at 10) stays clear of the panel's
+    title, and stacked panels' titles clear the x labels above them."""
+    frame = live_figure_for(view, plot_room)
     runs = [RunCurves(i, name, [history], f"C{i}", tag=f"run {i + 1}") for i, (name, history) in enumerate(short_runs.items())]
     frame.update(runs, x_key="step", x_max=10)
     check_no_text_over_text(frame.figure)
