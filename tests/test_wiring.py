@@ -103,11 +103,12 @@ def test_the_critic_advantages_are_whitened_over_the_batch_tokens():
 
 
 def test_clip_ratio_is_a_fraction_of_tokens():
-    # a large step and a tiny clip: the first pass never clips (its ratio is exactly 1), the second binds on
-    # about half of the tokens, so over both passes the share is at most 1/2; every answer has at least 2
-    # tokens, so a count divided by responses instead of tokens would exceed 1/2
-    history = train(TrainConfig(steps=1, inner_epochs=2, lr=1e-2, clip_eps=1e-3, **SMALL)).history
-    assert 0.15 < history[1]["clip_ratio"] <= 0.5, history[1]["clip_ratio"]
+    # a large step and a tiny clip: the first of 4 passes never clips (its ratio is exactly 1), so over the
+    # passes the share of tokens is at most 3/4; the later passes bind on a good part of the tokens (0.155 to
+    # 0.42 over seeds 0-5 and two reference policies), and every answer has at least 2 tokens, so a count
+    # divided by the responses of a pass instead of its tokens would be at least 8 x 0.1, above 3/4
+    history = train(TrainConfig(steps=1, inner_epochs=4, lr=1e-2, clip_eps=1e-3, **SMALL)).history
+    assert 0.1 < history[1]["clip_ratio"] <= 0.75, history[1]["clip_ratio"]
 
 
 def test_the_gradient_noise_probe_on_hand_computed_gradients():
