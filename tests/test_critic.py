@@ -142,18 +142,21 @@ def test_a_ppo_run_logs_the_critic_and_is_deterministic():
 @pytest.mark.learning
 def test_a_critic_learns_v_at_a_fixed_policy_with_the_documented_updates():
     """The default critic (critic_lr 3e-4, 4 epochs x 4 minibatches) on 96 fresh batches of 128 of the
-    reference's rollouts: 1536 updates. Measured (`sweep critic-fit`): held-out explained
-    variance over answer tokens 0.038 +- 0.011, 0.043 for seed 0; a constant gets 0."""
+    reference's rollouts: 1536 updates. It fits its training batches (explained variance over answer
+    tokens 0.087 for seed 0 in `sweep critic-fit`, 1 thread) and gains on fresh ones from its untrained
+    start (-0.028 -> 0.018), but slowly: held-out it stays near a constant's 0 (0.012 +- 0.012 over 4 seeds),
+    the course's "a critic is slow to learn"."""
     from grpo_lab.experiments.catalog import critic_fit_grid
     from grpo_lab.experiments.measures import critic_fit_unit
 
     cell = next(c for c in critic_fit_grid(fast=False) if c["id"] == "reference-fresh")
-    metrics = critic_fit_unit(cell["config"], seed=0)["metrics"]
+    unit = critic_fit_unit(cell["config"], seed=0)
+    metrics, held_out = unit["metrics"], unit["series"]["ev_token"]
     assert metrics["critic_updates"] == 1536
-    assert metrics["critic_ev_token"] > 0.02
-    assert metrics["critic_ev_prompt"] > 0.01
+    assert metrics["train_ev_token"] > 0.05
+    assert held_out[-1] > held_out[0] + 0.02
     # and a group of 64 samples is a better V(prompt) than the critic: the course's point
-    assert metrics["group_ev.G=64"] > metrics["critic_ev_prompt"]
+    assert metrics["group_ev.G=64"] > metrics["critic_ev_prompt"] + 0.02
 
 
 @pytest.mark.learning
