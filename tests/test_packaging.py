@@ -62,7 +62,9 @@ def test_data_stays_small():
     # the regimes' figures are not shipped (.gitignore; `sweep NAME --regime R --replot` draws them from their JSON)
     shipped = [p for p in (ROOT / "data").rglob("*") if p.is_file() and not (p.suffix == ".png" and "regimes" in p.parts)]
     total = sum(p.stat().st_size for p in shipped)
-    assert total < 10 * 1024 * 1024, f"data/ holds {total / 2**20:.1f} MiB; keep it under 10 MiB"
+    # 12 MiB: five regimes' results and the replications of every result the answer quotes (issue 38; 10.0 MiB before
+    # the last replications, 2026-12-06); the references are 0.4 MB each and every result file is already compact JSON
+    assert total < 12 * 1024 * 1024, f"data/ holds {total / 2**20:.1f} MiB; keep it under 12 MiB"
 
 
 def test_make_html_typesets_math_offline(tmp_path, monkeypatch):
