@@ -108,10 +108,11 @@ BUGS: dict[str, Bug] = {
         {
             "en": "the mean runs over every position, padding included: each answer's advantage is also pushed onto the pad tokens after its "
             "end (positions the sampler never produced), the KL counts padding, and every real token's weight shrinks as the batch's longest "
-            "answer grows. In a real run the learning rate in effect changes with padding, short answers are under-weighted, and the same "
+            "answer grows. In a real run the learning rate in effect changes with padding, short answers get extra pushes on pad positions they never "
+            "produced, and the same "
             "answers padded differently give a different loss and gradient.",
             "zh": "均值把所有位置都算进去了，包括 padding：每个回答的优势也被加到它结束之后的 pad token 上（采样器从未生成过的位置），KL 也算上了 "
-            "padding，批中最长的回答越长，每个真实 token 的权重越小。真实训练中有效学习率随 padding 变化，短回答权重偏低，同样的回答换一种 "
+            "padding，批中最长的回答越长，每个真实 token 的权重越小。真实训练中有效学习率随 padding 变化，短回答在它从未生成的 pad 位置上多受推动，同样的回答换一种 "
             "padding 就得到不同的 loss 和梯度。",
         },
     ),
