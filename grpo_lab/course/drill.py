@@ -497,13 +497,14 @@ def unit_words(unit: str, language: str) -> str:
 
 
 def plain_lead(verdict, language: str = "en") -> str:
-    """Whether the card is right, in plain words: 'The card is wrong here', 'We cannot tell here', and for a 'holds here'
-    that fresh seeds have not confirmed, 'The card is right here, not yet checked on fresh seeds'."""
+    """Whether the card is right, in plain words: 'The card is wrong here', 'We cannot tell here'; a 'holds here' that
+    fresh seeds have not checked says so ('..., not yet checked on fresh seeds'), and any verdict that fresh seeds did
+    not repeat says what they found ('... on these seeds, but fresh seeds said "holds here"')."""
     from ..experiments.claims import REPLICATED
 
     words = PLAIN_WORDS
     lead = PLAIN_CLAIMS[verdict.claim.key].leads[language].get(verdict.verdict) or words["leads"][language][verdict.verdict]
-    if verdict.verdict != "holds here" or verdict.replication == REPLICATED:
+    if verdict.replication == REPLICATED or (verdict.replication is None and verdict.verdict != "holds here"):
         return lead
     if verdict.replication is None:
         return words["unreplicated"][language].format(lead=lead)

@@ -458,7 +458,7 @@ def check_largest_zscore(prediction: float | None, group_size: int = 8) -> None:
     return verdict(
         exercise,
         FAIL,
-        f"you predicted {distinct(number, measured)[0]}; one 1 among {group_size - 1} zeros already gives {measured:.4f}. "
+        f"you predicted {distinct(number, measured)[0]}; one 1 among {group_size - 1} zeros already gives more. "
         "Hint: the extreme group is one 1 among G-1 zeros: its mean is 1/G and its Bessel std is 1/sqrt(G); work out (1 - 1/G) / std",
     )
 

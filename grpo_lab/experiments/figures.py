@@ -445,6 +445,7 @@ def small_group_figure(result: dict) -> Figure:
             draw_seed_band(axes[1], *eval_curves(c, "eval_samples"), label=label, lw=1.6, **look)
     style(axes[0], f"Remedies on G = 2's batch ({batch(first)} responses a step)", "training step", ACCURACY_LABEL, legend="above the data")
     style(axes[1], "G = 2 against larger batches, at equal samples", "responses sampled", ACCURACY_LABEL, legend="above the data")
+    axes[1].xaxis.set_major_locator(matplotlib.ticker.MaxNLocator(5))  # five-digit counts: more ticks run into each other
     colors = {"color": [RUN_COLORS[i % len(RUN_COLORS)] for i in range(len(result["cells"]))], "edgecolor": "k", "lw": 0.5}
     for axis, metric, title, ylabel in (
         (axes[2], "late_eval_accuracy", "Accuracy late in training", ACCURACY_LABEL),
