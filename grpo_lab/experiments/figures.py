@@ -280,7 +280,12 @@ def offset_and_scale_figure(result: dict) -> Figure:
             )
         )
     draw_bars(axes[2], list(baselines), bars)
-    style(axes[2], "Hard (carry) vs easy problems at the end", "baseline", ACCURACY_LABEL, legend="above the data")
+    style(axes[2], "Hard (carry) vs easy problems at the end", "baseline", ACCURACY_LABEL, legend=None)
+    # the legend goes in the empty fourth slot: above the bars it would stretch an accuracy axis past 1
+    spare = figure.axes[3]
+    spare.set_visible(True)
+    spare.axis("off")
+    spare.legend(*axes[2].get_legend_handles_labels(), loc="center left")
     return figure
 
 
