@@ -47,6 +47,15 @@ def test_generation_takes_most_of_a_long_answer_step_as_openrlhf_reports():
     assert 0.4 <= cost.generation_share <= 1
 
 
+def test_the_shares_the_scale_cost_follow_up_quotes_are_the_models():
+    """The drill's follow-up on cost at scale (text/follow_ups.json, "scale-cost") quotes this model: generation about a
+    quarter of a 7B PPO step at 1,024-token answers and over half at 16k; the critic about a third, then a fifth."""
+    short, long = (step_cost(ScaleSetup(model_b=7, answer_tokens=tokens), "PPO") for tokens in (1024, 16384))
+    assert 0.2 <= short.generation_share <= 0.3 and long.generation_share > 0.5
+    assert 0.28 <= short.seconds["critic"] / short.step_seconds <= 0.4
+    assert 0.15 <= long.seconds["critic"] / long.step_seconds <= 0.25
+
+
 # -- behaviour ------------------------------------------------------------------------------------------------
 
 

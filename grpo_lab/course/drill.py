@@ -138,6 +138,30 @@ def claims_zh_from_text(text: dict) -> tuple[dict[str, str], dict[str, ClaimZh]]
 VERDICTS_ZH, CLAIMS_ZH = load_text("claims_zh.json", claims_zh_from_text)
 # SCOPE_ZH: claims.md's preamble in Chinese (what each verdict means and what "here" is); the settings follow from the results
 SCOPE_ZH: str = load_text("claims_zh.json", lambda text: str(text["scope"]))
+# (English, Chinese) phrases that write a comparison's label (claims.py's, in English) in Chinese, applied in order
+LABEL_PHRASES_ZH: list[tuple[str, str]] = load_text(
+    "claims_zh.json", lambda text: [(str(english), str(chinese)) for english, chinese in text["comparison_phrases"]["phrases"]]
+)
+
+ONLY_IN_ZH: dict[str, str] = load_text("claims_zh.json", lambda text: {name: str(why) for name, why in text["only_in"].items() if name != "_about"})
+
+
+def untested_zh(verdict) -> str:
+    """Why a claim is not tested in a regime, in Chinese, where the reason is that its experiments do not run there
+    (catalog.only_in_words); otherwise the rule's own explanation."""
+    from ..experiments.catalog import EXPERIMENTS, experiments_in
+
+    skipped = [name for name in verdict.claim.experiments if name not in experiments_in(verdict.regime)]
+    if not skipped:
+        return verdict.explanation
+    return "；".join(f"`{name}` 只在 {'、'.join(EXPERIMENTS[name].only_in)} 设定中运行：{ONLY_IN_ZH[name]}" for name in skipped)
+
+
+def label_zh(label: str) -> str:
+    """A comparison's label in Chinese: 'equal samples: G=2 vs G=8' -> '样本数相同：G=2 对 G=8'."""
+    for english, chinese in LABEL_PHRASES_ZH:
+        label = label.replace(english, chinese)
+    return label
 
 
 def course_results_folder() -> Path:
@@ -271,7 +295,8 @@ def quoted_number(number: Number, results: dict, language: str = "zh") -> str:
     """'label：mean ± std (n=seeds)', read from the result files; '无数据' ('no data') where the result lacks it."""
     label, colon, missing = (number.english or number.label, ": ", "no data in this result") if language == "en" else (number.label, "：", "无数据")
     try:
-        return f"{label}{colon}{written_number(number, results, language)}"
+        written = written_number(number, results, language)
+        return f"{label}{colon}{written if language == 'en' else written.replace('n/a (no seed)', '无（没有种子有数值）')}"
     except KeyError:
         return f"{label}{colon}{missing}"
 
@@ -399,13 +424,13 @@ def in_units_zh(metric: str, value: float) -> str:
 
 
 def comparison_zh(comparison, level: float, q: float | None = None) -> str:
-    """One comparison as claims.md's Power line lists it, in Chinese (the comparison's label is the rule's, in English):
-    'one pass, critic: 128 prompts x 1 vs 16 x 8：差 +1.6 个百分点（准确率），标准误 0.44 个百分点（准确率），Welch t(12.9)，
-    p 0.0028，q 0.018，可检出 ≥ 1.7 个百分点（准确率）（接近判定线）'."""
+    """One comparison as claims.md's Power line lists it, in Chinese (its label by label_zh):
+    '每批只用一次，Critic：128 个 prompt × 1 对 16 × 8：差 +1.6 个百分点（准确率），标准误 0.44 个百分点（准确率），
+    Welch t(12.9)，p 0.0028，q 0.018，可检出 ≥ 1.7 个百分点（准确率）（接近判定线）'."""
     import math
 
     if not math.isfinite(comparison.difference):
-        return f"{comparison.label}：有一方没有数值"
+        return f"{label_zh(comparison.label)}：有一方没有数值"
     test = f"Welch t({comparison.df:.3g})" if comparison.test == "welch" else "秩检验"
     if comparison.reached:
         test += f"，达到目标的种子 {comparison.reached[0]}/{comparison.n[0]} 与 {comparison.reached[1]}/{comparison.n[1]}"
@@ -418,7 +443,7 @@ def comparison_zh(comparison, level: float, q: float | None = None) -> str:
         *([f"q {q:.2g}"] if q is not None else []),
         f"可检出 ≥ {in_units_zh(comparison.metric, detectable)}" if math.isfinite(detectable) else "可检出：无",
     ]
-    return f"{comparison.label}：" + "，".join(parts) + (NEAR_LINE_ZH if q is not None and comparison.near_line(level) else "")
+    return f"{label_zh(comparison.label)}：" + "，".join(parts) + (NEAR_LINE_ZH if q is not None and comparison.near_line(level) else "")
 
 
 def replication_zh(verdict) -> str:
@@ -532,7 +557,9 @@ def plain_comparison(comparison, level: float, language: str = "en") -> str:
         if comparison.p_value <= level and math.isfinite(comparison.difference)
         else "within"
     )
-    return PLAIN_WORDS["comparison"][language].format(label=comparison.label, difference=difference, noise=PLAIN_WORDS["noise"][language][noise])
+    return PLAIN_WORDS["comparison"][language].format(
+        label=comparison.label if language == "en" else label_zh(comparison.label), difference=difference, noise=PLAIN_WORDS["noise"][language][noise]
+    )
 
 
 def plain_number(number: Number, results: dict, language: str = "en") -> str:
@@ -564,7 +591,8 @@ def plain_sentence(verdict, language: str = "en", results: dict | None = None) -
     words, claim = PLAIN_WORDS, PLAIN_CLAIMS[verdict.claim.key]
     finding = verdict.finding
     if verdict.verdict == UNTESTED_VERDICT:
-        found, evidence = claim.found[language].get(UNTESTED_VERDICT) or verdict.explanation, []
+        found = claim.found[language].get(UNTESTED_VERDICT) or (verdict.explanation if language == "en" else untested_zh(verdict))
+        evidence = []
     elif claim.numbers and not finding.deciding:
         found = claim.found[language][verdict.verdict]
         results = results_in(verdict.regime) if results is None else results

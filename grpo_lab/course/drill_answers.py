@@ -176,11 +176,13 @@ def sentence_verdict(sentence: Sentence, results: dict | None = None):
 
 def spoken_length(text: str, language: str) -> int:
     """English: words (tokens with a letter or digit). Chinese: Han characters, plus one for each run of
-    Latin letters or digits (a term such as GRPO or a number such as 0.77 is said as one word);
-    punctuation and spaces are not said and do not count."""
+    Latin letters or digits (a term such as GRPO or a number such as 0.77 is said as one word).
+    In both, a sign that is said aloud counts as one more word (× "by", = "equals", + "plus", − "minus",
+    / "over", % "percent"); other punctuation and spaces are not said and do not count."""
+    signs = len(re.findall(r"[×=+−/%]", text))
     if language == "en":
-        return sum(1 for token in text.split() if re.search(r"[A-Za-z0-9]", token))
-    return len(re.findall(r"[\u4e00-\u9fff]", text)) + len(re.findall(r"[A-Za-z0-9][A-Za-z0-9.%'-]*", text))
+        return sum(1 for token in text.split() if re.search(r"[A-Za-z0-9]", token)) + signs
+    return len(re.findall(r"[\u4e00-\u9fff]", text)) + len(re.findall(r"[A-Za-z0-9][A-Za-z0-9.%'-]*", text)) + signs
 
 
 def answer_evidence(length: str = "30s", language: str = "en", results: dict | None = None) -> list[str]:
