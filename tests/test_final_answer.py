@@ -19,9 +19,18 @@ def test_each_sentence_quotes_the_numbers_of_the_result():
     first, second, third = three_sentence_answer(result)
     grpo = result_cell(result, "grpo")["summary"]
     assert f"{grpo['late_eval_accuracy']['mean']:.3f}" in first
+    for cell_id in ("ppo", "ema", "ppo-reuse", "ema-reuse"):  # one answer per prompt, once and reused
+        assert f"{result_cell(result, cell_id)['summary']['late_eval_accuracy']['mean']:.3f}" in second
     ratio = result_cell(result, "ppo-g8")["summary"]["time_per_step_s"]["mean"] / grpo["time_per_step_s"]["mean"]
-    assert f"{ratio:.1f}x" in second
+    assert f"{ratio:.1f}x" in third
     assert f"{grpo['samples_to_target']['mean']:,.0f}" in third
+
+
+def test_each_sentence_is_short_enough_to_say_aloud():
+    """Issue 39: the answer is said, not recited: no sentence of it over 60 words."""
+    for paragraph in course_answer():
+        for sentence in re.split(r"(?<=\.) (?=[A-Z])", paragraph):
+            assert len(sentence.split()) <= 60, sentence
 
 
 def test_each_sentence_says_the_finding_first_and_the_numbers_after():
@@ -44,17 +53,17 @@ def test_the_findings_follow_the_numbers():
     assert three_sentence_answer(with_accuracy(result, "grpo", 0.1))[0].startswith("GRPO's group baseline beats")
     wide = with_accuracy(with_accuracy(result, "ppo", 0.1), "ema", 0.1)  # many prompts, one answer each, far ahead
     wide = with_accuracy(wide, "grpo", 0.0)
-    assert three_sentence_answer(wide)[2].startswith("What the group pays for is fewer prompts per step, not the missing critic")
+    assert three_sentence_answer(wide)[1].startswith("What the group pays for is fewer prompts per step, not the missing critic")
     without_critic = with_accuracy(wide, "ema", -0.3)  # the critic-free control far behind PPO
-    assert "the critic adds to that" in three_sentence_answer(without_critic)[2].split(":")[0]
+    assert "the critic adds to that" in three_sentence_answer(without_critic)[1].split(":")[0]
 
 
 def test_a_difference_is_judged_at_the_level_given():
     result = with_accuracy(with_accuracy(load_result("grpo-vs-ppo"), "ppo", 0.0), "grpo", 0.0)
     ppo, grpo = (result_cell(result, c)["summary"]["late_eval_accuracy"] for c in ("ppo", "grpo"))
     ppo.update(mean=grpo["mean"] + 0.02, std=0.01)  # a gap that a lenient level counts and a strict one does not
-    assert "above GRPO's" in three_sentence_answer(result, level=0.05)[2]
-    assert "within noise of GRPO's" in three_sentence_answer(result, level=1e-6)[2]
+    assert "above GRPO's" in three_sentence_answer(result, level=0.05)[1]
+    assert "within noise of GRPO's" in three_sentence_answer(result, level=1e-6)[1]
 
 
 def test_the_readme_says_the_answer_the_course_words_from_the_shipped_results():
@@ -105,7 +114,7 @@ def test_the_answer_adds_the_practice_sentence_where_the_regime_was_measured():
     replicated = result_path("grpo-vs-ppo", regime="practice", replicate=True).exists()
     replication = load_result("grpo-vs-ppo", regime="practice", replicate=True) if replicated else None
     assert course_answer(gentle, practice) == [*three_sentence_answer(gentle, level), practice_sentence(practice, level, replication)]
-    assert "not yet checked on fresh seeds" in practice_sentence(practice)
+    assert "Not yet checked on fresh seeds." in practice_sentence(practice)
     # fresh seeds that find what the sentence says confirm it; ones that move a finding do not
     assert "fresh seeds find the same" in practice_sentence(practice, replication=practice)
     start = result_cell(practice, "grpo")["summary"]["initial_eval_accuracy"]["mean"]

@@ -1,6 +1,7 @@
 """The course's one answer (notebooks 00 and 05c, the README): can group statistics replace the critic,
-and at what cost? Three sentences, each the finding first, then one clause of setting, then the numbers,
-worded from the ``grpo-vs-ppo`` result's own numbers; and one summary figure of the same numbers.
+and at what cost? Three sentences short enough to say aloud, each the finding first, then one clause of setting, then
+the numbers, worded from the ``grpo-vs-ppo`` result's own numbers (and the practice regime's, in a fourth paragraph);
+and one summary figure of the same numbers.
 
 ``result`` is an experiment result as ``load_or_run("grpo-vs-ppo")`` returns it: cells with a
 catalog id, their config, per-seed values and a summary {metric: {"mean", "std", "n"}}.
@@ -86,25 +87,28 @@ def three_sentence_answer(result: dict, level: float = ALPHA) -> list[str]:
 
     same_batches = direction("grpo", "ppo-g8")
     first = (
-        f"{SAME_BATCHES[same_batches]}: on the same batches ({group} answers to each of {prompts} prompts) it ends at a late held-out "
-        f"accuracy of {accuracy['grpo']['mean']:.3f} against the critic's {accuracy['ppo-g8']['mean']:.3f} ({seeds})."
-    )
-    second = (
-        f"Dropping the critic saves a second network and its updates: on the same batches a PPO step takes "
-        f"{step_time['ppo-g8'] / step_time['grpo']:.1f}x a GRPO step's time, and its critic has {critic_parameters:,.0f} parameters "
-        f"beside the policy's {policy_parameters:,.0f}."
+        f"{SAME_BATCHES[same_batches]}: on the same batches ({group} answers to each of {prompts} prompts) it ends at "
+        f"{accuracy['grpo']['mean']:.3f} late held-out accuracy against the critic's {accuracy['ppo-g8']['mean']:.3f} ({seeds})."
     )
     wide_vs_group = direction("ppo", "grpo")
     critic_needed = "lower" in (direction("ema", "ppo"), direction("ema-reuse", "ppo-reuse"))
-    reached = "; ".join(f"{s['n']} of {accuracy[cell_id]['n']} seeds reached it" for cell_id, s in samples.items() if s["n"] < accuracy[cell_id]["n"])
-    third = (
+    second = (
         f"{ONE_ANSWER_PER_PROMPT[(wide_vs_group, critic_needed)]}: at {prompts * group} responses per step, one answer to each of "
         f"{wide_prompts} prompts ends at {accuracy['ppo']['mean']:.3f} with PPO's critic, {COMPARED[wide_vs_group]} GRPO's "
-        f"{accuracy['grpo']['mean']:.3f}, and at {accuracy['ema']['mean']:.3f} with a critic-free moving-average baseline instead; "
-        f"reusing each batch as PPO does ({REUSE_WORDS}) lifts the critic to {accuracy['ppo-reuse']['mean']:.3f} and the critic-free "
-        f"baseline to {accuracy['ema-reuse']['mean']:.3f}; with the critic and one pass it reaches {target:.0%} after "
-        f"{samples['ppo']['mean']:,.0f} responses against GRPO's {samples['grpo']['mean']:,.0f} ({seeds}{'; ' + reached if reached else ''})"
-        + (f", and above about {crossover:.2g} s of generation per response those fewer responses outweigh its slower steps." if crossover else ".")
+        f"{accuracy['grpo']['mean']:.3f}, and {accuracy['ema']['mean']:.3f} without; with each batch reused as PPO does "
+        f"({REUSE_WORDS}), {accuracy['ppo-reuse']['mean']:.3f} and {accuracy['ema-reuse']['mean']:.3f}."
+    )
+    reached = "; ".join(f"{s['n']} of {accuracy[cell_id]['n']} seeds reached it" for cell_id, s in samples.items() if s["n"] < accuracy[cell_id]["n"])
+    pays_back = (
+        f", which its fewer responses to {target:.0%} ({samples['ppo']['mean']:,.0f} against GRPO's {samples['grpo']['mean']:,.0f}"
+        f"{'; ' + reached if reached else ''}) pay back only above about {crossover:.2g} s of generation per response"
+        if crossover
+        else ""
+    )
+    third = (
+        f"Dropping the critic saves a second network and its updates: the critic has {critic_parameters:,.0f} parameters beside the "
+        f"policy's {policy_parameters:,.0f}, and a PPO step takes {step_time['ppo-g8'] / step_time['grpo']:.1f}x a GRPO step's time"
+        f"{pays_back}."
     )
     return [first, second, third]
 
@@ -166,14 +170,13 @@ def practice_sentence(result: dict, level: float = ALPHA, replication: dict | No
     train = {**result["train_defaults"], **result_cell(result, "grpo")["config"]["train"]}
     epochs = train["steps"] * train["prompts_per_step"] / train["prompt_pool"]
     return (
-        f"Where practitioners train, {critic_words}, and {learning_words}: on a pool of "
-        f"{train['prompt_pool']} prompts revisited for {epochs:.0f} epochs with answers of {answer_tokens_text({'grpo-vs-ppo': result})} "
-        f"tokens, only the result rewarded, GRPO's late accuracy is "
-        f"{accuracy['grpo']['mean']:.3f} against a start of {start['mean']:.3f} (its best evaluation, {best['mean']:.3f} at step "
-        f"{best_step['mean']:.0f} on average, is the checkpoint early stopping would keep); one answer to each of {wide_prompts} "
-        f"prompts ends at {accuracy['ppo']['mean']:.3f} with PPO's critic and {accuracy['ema']['mean']:.3f} without, and with each "
-        f"batch reused ({REUSE_WORDS}) at {accuracy['ppo-reuse']['mean']:.3f} and {accuracy['ema-reuse']['mean']:.3f} "
-        f"({seeds_text(list(accuracy.values()))}; {checked})."
+        f"Where practitioners train, {learning_words}: on a pool of {train['prompt_pool']} prompts revisited for {epochs:.0f} epochs "
+        f"with answers of {answer_tokens_text({'grpo-vs-ppo': result})} tokens, only the result rewarded, it ends at "
+        f"{accuracy['grpo']['mean']:.3f} late accuracy against a start of {start['mean']:.3f}; its best ({best['mean']:.3f} at step "
+        f"{best_step['mean']:.0f} on average) is the checkpoint early stopping keeps. "
+        f"There {critic_words}: one answer to each of {wide_prompts} prompts ends at {accuracy['ppo']['mean']:.3f} with PPO's "
+        f"critic and {accuracy['ema']['mean']:.3f} without, {accuracy['ppo-reuse']['mean']:.3f} and {accuracy['ema-reuse']['mean']:.3f} "
+        f"with each batch reused ({seeds_text(list(accuracy.values()))}). {checked[0].upper()}{checked[1:]}."
     )
 
 
