@@ -354,3 +354,29 @@ def test_the_checks_pass_a_figure_that_does_it_right():
 
     check_figure(planted(good))
     check_figure(planted(lambda a: (diagonal(a), a.legend(loc="upper left"))))
+
+
+def test_a_kind_of_baseline_has_one_colour_in_every_figure():
+    """Issue 39: GRPO's group baseline, PPO's critic and the critic-free moving average keep their colour from one
+    figure to the next (they swapped between grpo-vs-ppo's figure and batch-shape's)."""
+    from grpo_lab.course.final_answer import LEARNERS, answer_figure
+
+    def colours(figure: Figure, words: dict[str, str]) -> dict[str, set[str]]:
+        """The colours of the legend entries whose text starts with each kind's word."""
+        legends = [*figure.legends, *(axis.get_legend() for axis in figure.axes if axis.get_legend() is not None)]
+        found = {kind: set() for kind in words}
+        for legend in legends:
+            for handle, text in zip(legend.legend_handles, legend.get_texts()):
+                for kind, word in words.items():
+                    if text.get_text().startswith(word):
+                        found[kind].add(to_hex(handle.get_color()))
+        return found
+
+    versus = colours(experiment_figure("grpo-vs-ppo", load_result("grpo-vs-ppo")), {"group": "GRPO", "critic": "PPO critic", "ema": "EMA"})
+    shape = colours(experiment_figure("batch-shape", load_result("batch-shape")), {"group": "group", "critic": "learned critic", "ema": "EMA"})
+    for kind in versus:
+        assert len(versus[kind]) == 1 and versus[kind] == shape[kind], (kind, versus[kind], shape[kind])
+    assert len({next(iter(found)) for found in versus.values()}) == 3  # three kinds, three colours
+    bars = answer_figure(load_result("grpo-vs-ppo")).axes[0].patches
+    by_learner = {learner: to_hex(bar.get_facecolor()) for learner, bar in zip(LEARNERS, bars)}
+    assert {by_learner["grpo"]} == versus["group"] and {by_learner["ppo"]} == versus["critic"] and {by_learner["ema"]} == versus["ema"]

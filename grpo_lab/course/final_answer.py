@@ -14,9 +14,11 @@ from __future__ import annotations
 from matplotlib.figure import Figure
 
 from ..experiments.catalog import REUSE_WORDS, result_cell
+from ..experiments.figures import BASELINE_FAMILY
 from ..experiments.findings import SMALL_EFFECT
 from ..experiments.rules.critic import answer_tokens_text, crossover_s_per_response, tradeoff_crossover
 from ..experiments.stats import ALPHA, compare
+from ..plots import RUN_COLORS
 
 # (experiment, regime) of every result the answer quotes or will quote once measured (issue 38: reuse and the practice
 # regime): each rests on at least scripts/seed_plan.py's ANSWER_SEEDS seeds
@@ -204,7 +206,7 @@ def answer_figure(result: dict) -> Figure:
     cell_ids = list(LEARNERS)
     figure = Figure(figsize=(9, 3.6), layout="constrained")
     accuracy_axis, time_axis = figure.subplots(1, 2)
-    colours = ["tab:blue", "tab:orange", "tab:red", "tab:green"]
+    colours = [RUN_COLORS[BASELINE_FAMILY[baseline]] for baseline in ("zscore", "critic", "critic", "ema")]  # as every figure colours them
     hatches = ["", "//", "xx", ".."]
     positions = range(len(cell_ids))
     accuracy = [summary(result, cell_id, "late_eval_accuracy") for cell_id in cell_ids]

@@ -24,10 +24,14 @@ from ..plots import FIGURE_WIDTH, LINE_STYLES, READABLE, RUN_COLORS, RUN_MARKERS
 from .catalog import BASELINES, TARGET_ACCURACY, cell_label
 
 ACCURACY_LABEL = "held-out accuracy\n(fraction correct)"  # two lines: one is taller than a panel, and two rows of panels would read as one label
-# each baseline a colour and a line style, so that lines that coincide (mean and rloo in the variance
-# figure, mean and zscore in the offset curves) stay visible, in grey and under colour blindness too; rloo
-# shares mean's colour (it is G/(G-1) x mean), so that five baselines group into four colours
-BASELINE_COLORS = {"none": "tab:gray", "mean": "tab:blue", "rloo": "tab:blue", "zscore": "tab:red", "ema": "tab:purple"}
+# one colour family per kind of baseline in every figure (plots.RUN_COLORS, chosen to stay apart under protanopia and
+# deuteranopia): GRPO's group baselines blue, PPO's learned critic vermillion, the critic-free moving average (EMA)
+# purple, Monte-Carlo values rose, no baseline black
+BASELINE_FAMILY = {"zscore": 0, "mean": 0, "rloo": 0, "critic": 1, "ema": 2, "mc_value": 3, "none": 4}
+# where group baselines are compared with each other (variance, offset-and-scale, difficulty-bias), the group mean and
+# RLOO (G/(G-1) x mean) take wine, apart from z-score's blue; each baseline a line style too, so that lines that
+# coincide (mean and rloo, mean and zscore in the offset curves) stay visible, in grey too
+BASELINE_COLORS = {"none": RUN_COLORS[4], "mean": RUN_COLORS[5], "rloo": RUN_COLORS[5], "zscore": RUN_COLORS[0], "ema": RUN_COLORS[2]}
 BASELINE_LINES = {"none": "-", "mean": "--", "rloo": "-.", "zscore": ":", "ema": (0, (5, 1, 1, 1))}
 
 
@@ -536,10 +540,9 @@ def grpo_vs_ppo_figure(result: dict) -> Figure:
     line style its place among them; one legend under the panels."""
     figure, axes = new_figure(6, result, "GRPO's group baseline against PPO's learned critic")
     exact = [c for c in result["cells"] if not c["config"]["train"].get("reward_noise")]
-    families = list(dict.fromkeys(train_setting(result, c, "baseline") for c in exact))
     looks, members = {}, {}
     for index, c in enumerate(exact):
-        family = families.index(train_setting(result, c, "baseline"))
+        family = BASELINE_FAMILY[train_setting(result, c, "baseline")]
         members[family] = members.get(family, -1) + 1
         looks[c["id"]] = learner_look(index, family, members[family])
 
@@ -654,9 +657,9 @@ def label_levels(axis: Axes, levels: dict[str, float]) -> None:
         )
 
 
-# the batch-shape grid's baselines in four colour families: the global baseline, the group baselines (one family in
-# three line styles: rloo is G/(G-1) x mean), the learned critic and the Monte-Carlo value
-SHAPE_FAMILIES = {"ema": (0, 0), "mean": (1, 0), "zscore": (1, 1), "rloo": (1, 2), "critic": (2, 0), "mc_value": (3, 0)}
+# the batch-shape grid's baselines, (colour family, line style): BASELINE_FAMILY's four families, the group baselines one
+# family in three line styles (rloo is G/(G-1) x mean); the legend lists them in this order
+SHAPE_FAMILIES = {"ema": (2, 0), "mean": (0, 0), "zscore": (0, 1), "rloo": (0, 2), "critic": (1, 0), "mc_value": (3, 0)}
 SHAPE_NAMES = {
     "ema": "EMA (global, no critic)",
     "mean": "group mean",
@@ -717,6 +720,10 @@ def batch_shape_figure(result: dict) -> Figure:
     return figure
 
 
+# the critic's own colour (BASELINE_FAMILY) for the critic trained on fresh rollouts, wine for one on a fixed pool
+FIT_COLORS = (RUN_COLORS[1], RUN_COLORS[5])
+
+
 def critic_fit_figure(result: dict) -> Figure:
     figure, axes = new_figure(4, result, "PPO's critic at a fixed policy: how many updates to predict V, against a group of G samples")
     fresh = {
@@ -733,7 +740,8 @@ def critic_fit_figure(result: dict) -> Figure:
             [max(u, 1) for u in updates],
             [s["series"]["ev_prompt"] for s in c["per_seed"]],
             label=f"critic V(prompt), {policy}",
-            color=f"C{index}",
+            color=RUN_COLORS[BASELINE_FAMILY["critic"]],  # the critic's colour in every figure; a line style per policy
+            ls=LINE_STYLES[index % len(LINE_STYLES)],
             marker=RUN_MARKERS[index],
             ms=3,
         )
@@ -768,7 +776,7 @@ def critic_fit_figure(result: dict) -> Figure:
             updates[1:],
             [s["series"]["train_ev_token"][1:] for s in c["per_seed"]],
             label=f"{name}: on its training batch",
-            color=f"C{index + 2}",
+            color=FIT_COLORS[index],
             ls="--",
             marker=RUN_MARKERS[index],
             ms=4,
@@ -778,7 +786,7 @@ def critic_fit_figure(result: dict) -> Figure:
             updates,
             [s["series"]["ev_token"] for s in c["per_seed"]],
             label=f"{name}: held out",
-            color=f"C{index + 2}",
+            color=FIT_COLORS[index],
             marker=RUN_MARKERS[index],
             ms=4,
         )
@@ -802,8 +810,8 @@ def critic_fit_figure(result: dict) -> Figure:
         axes[2],
         labels,
         [
-            (*means_and_stds(variants, "critic_ev_prompt"), {"label": "V(prompt)", "color": "C0"}),
-            (*means_and_stds(variants, "critic_ev_token"), {"label": "every token", "color": "C1"}),
+            (*means_and_stds(variants, "critic_ev_prompt"), {"label": "V(prompt)", "color": RUN_COLORS[5], "hatch": "//"}),
+            (*means_and_stds(variants, "critic_ev_token"), {"label": "every token", "color": RUN_COLORS[1]}),
         ],
     )
     axes[2].axhline(0, color="0.5", lw=0.8)
