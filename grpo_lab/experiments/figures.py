@@ -394,7 +394,7 @@ def sigma_to_zero_figure(result: dict) -> Figure:
     figure_legend(figure, axes[0])
     # the bars: each reward at the default reference, and the weak reference (most groups tied), without
     # the filter, dropping tied groups, and refilling the batch (dynamic sampling) where the result has it
-    settings = [(r, {"reward": r}) for r in rewards] + [("weak ref., exact", {"reward": "exact", "reference": "weak"})]
+    settings = [(r, {"reward": r}) for r in rewards] + [("weak ref.\nexact", {"reward": "exact", "reference": "weak"})]
     variants = [(False, "eps=1e-4, no filter", None), (True, "drop tied groups (no refill)", "//"), ("refill", "dynamic sampling (refill)", "..")]
     picked = {}
     for variant, _, _ in variants:
@@ -408,7 +408,7 @@ def sigma_to_zero_figure(result: dict) -> Figure:
     bar_style = {"color": bar_colors, "edgecolor": "k", "lw": 0.5, "alpha": 0.8}
     draw_bars(
         axes[3],
-        [f"{name}\n{summary_value(picked[(False, name)], 'frac_reward_zero_std'):.0%} zero-std" for name, _ in settings],
+        [f"{name}\n{summary_value(picked[(False, name)], 'frac_reward_zero_std'):.0%} tied" for name, _ in settings],
         [
             (
                 *means_and_stds([picked[(variant, name)] for name, _ in settings], "late_eval_accuracy"),
