@@ -136,6 +136,10 @@ def test_the_widget_redraws_the_table_when_a_slider_moves():
     controls[0].value = 32  # the model size
     assert table.value != before
     assert html.escape(cost_table(ScaleSetup(model_b=32))) in table.value
+    by_description = {control.description: control for control in controls if hasattr(control, "description")}
+    by_description["critic (B)"].value = 7  # a 7B critic beside the 32B policy
+    by_description["critic epochs"].value = 2
+    assert html.escape(cost_table(ScaleSetup(model_b=32, critic_b=7, critic_epochs=2))) in table.value
 
 
 # -- bad input ------------------------------------------------------------------------------------------------

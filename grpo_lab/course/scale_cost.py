@@ -245,8 +245,12 @@ def cost_table(setup: ScaleSetup) -> str:
     return "\n".join("  ".join(cell.ljust(width) for cell, width in zip(cells, widths)).rstrip() for cells in rows)
 
 
+POLICY_SIZED = "as policy"  # the critic slider's first stop: critic_b None, the policy's size whatever it is
+
+
 def scale_cost_widget(setup: ScaleSetup | None = None):
-    """Sliders for model size, answer length, G, prompts per step, GPUs and placement over the PPO/GRPO table."""
+    """Sliders for model size, answer length, G, prompts per step, the critic's size and update schedule, GPUs and
+    placement over the PPO/GRPO table."""
     import ipywidgets as widgets
 
     setup = setup or ScaleSetup()
@@ -255,13 +259,23 @@ def scale_cost_widget(setup: ScaleSetup | None = None):
         "answer_tokens": widgets.SelectionSlider(options=[2**k for k in range(6, 16)], value=setup.answer_tokens, description="answer tokens"),
         "group_size": widgets.SelectionSlider(options=[1, 2, 4, 8, 16, 32, 64], value=setup.group_size, description="G"),
         "prompts_per_step": widgets.SelectionSlider(options=[2**k for k in range(3, 11)], value=setup.prompts_per_step, description="prompts"),
+        "critic_b": widgets.SelectionSlider(
+            options=[POLICY_SIZED, *(0.5, 1.5, 3, 7, 14, 32, 72)], value=setup.critic_b or POLICY_SIZED, description="critic (B)"
+        ),
+        "critic_epochs": widgets.SelectionSlider(options=[1, 2, 4], value=setup.critic_epochs, description="critic epochs"),
+        "critic_minibatches": widgets.SelectionSlider(
+            options=[1, 2, 4, 8, 16], value=setup.critic_minibatches, description="critic Adam steps/epoch"
+        ),
         "gpus": widgets.SelectionSlider(options=[2**k for k in range(1, 10)], value=setup.gpus, description="GPUs"),
         "colocated": widgets.ToggleButtons(options=[("colocated", True), ("critic apart", False)], value=setup.colocated),
     }
+    for control in controls.values():  # "critic Adam steps/epoch" is wider than the default description
+        control.style.description_width = "150px"
     table = widgets.HTML()
 
     def redraw(_change=None) -> None:
-        chosen = replace(setup, **{knob: control.value for knob, control in controls.items()})
+        values = {knob: control.value for knob, control in controls.items()}
+        chosen = replace(setup, **{**values, "critic_b": None if values["critic_b"] == POLICY_SIZED else values["critic_b"]})
         table.value = f"<pre>{html.escape(cost_table(chosen))}</pre>"
 
     for control in controls.values():
