@@ -627,3 +627,23 @@ def test_the_drill_links_the_audit_and_does_not_print_it(executed_drill):
 def test_the_drill_shows_the_answer_and_the_drill_within_the_limit(executed_drill):
     name, text = executed_drill
     assert len(text) <= DRILL_OUTPUT_LIMIT, f"{name} shows {len(text):,} characters"
+
+
+def test_a_not_detected_sentence_shows_the_comparison_that_sets_what_the_seeds_could_detect():
+    """Issue 39: "these seeds could only detect differences of X or more" names the comparison X comes from among those
+    it quotes (it quoted others, and 08 showed a different detectable beside it)."""
+    from grpo_lab.experiments.findings import metric_unit
+
+    checked = 0
+    for regime, verdicts in drill.verdicts_by_regime().items():
+        for verdict in verdicts.values():
+            if verdict.verdict != "not detected" or verdict.detectable is None:
+                continue
+            value, _ = verdict.detectable
+            setting = [
+                c for c in verdict.finding.deciding if abs(c.detectable(verdict.level) * metric_unit(c.metric)[1] - value) < 1e-9 * max(1, value)
+            ]
+            assert setting, (regime, verdict.claim.key)
+            assert setting[0].label in drill.plain_sentence(verdict), (regime, verdict.claim.key)
+            checked += 1
+    assert checked >= 5

@@ -600,6 +600,10 @@ def plain_sentence(verdict, language: str = "en", results: dict | None = None) -
     else:
         found = claim.found[language][verdict.verdict]
         quoted = sorted(finding.deciding or finding.auxiliary, key=lambda c: c.direction(verdict.level) == "same")  # stable
+        if verdict.verdict == "not detected":  # the comparison that sets "could only detect" is among those quoted
+            from ..experiments.claims import claimed_effect
+
+            quoted.sort(key=lambda c: -c.detectable(verdict.level) / max(claimed_effect(verdict.claim, c), 1e-12))
         evidence = [plain_comparison(c, verdict.level, language) for c in quoted[:MOST_COMPARISONS_QUOTED]]
         if len(quoted) > MOST_COMPARISONS_QUOTED:
             evidence.append(words["more"][language].format(count=len(quoted) - MOST_COMPARISONS_QUOTED))
