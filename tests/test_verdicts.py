@@ -158,9 +158,15 @@ def test_the_table_judges_every_deciding_comparison_at_one_false_discovery_level
     gentle = {name: load_result(name) for name in ("offset-and-scale", "small-group-remedies")}
     table = verdict_table({"gentle": gentle, "large-step": gentle})
     deciding = [c for verdicts in table.values() for v in verdicts for c in v.finding.deciding]
-    level = stats.bh_level([c.p_value for c in deciding])
-    assert len(deciding) > 10 and all(v.level == level for verdicts in table.values() for v in verdicts)
-    assert [q for verdicts in table.values() for v in verdicts for q in v.q] == pytest.approx(stats.q_values([c.p_value for c in deciding]))
+    # the offset under mean and z-score leaves every seed's run as it was: identical cells test nothing and stay out
+    identical = [c for c in deciding if c.identical]
+    assert {c.label for c in identical} == {"mean: offset 5 vs 0", "zscore: offset 5 vs 0"} and len(identical) == 4
+    tested = [c for c in deciding if not c.identical]
+    level = stats.bh_level([c.p_value for c in tested])
+    assert len(tested) > 10 and all(v.level == level for verdicts in table.values() for v in verdicts)
+    q = [q for verdicts in table.values() for v in verdicts for c, q in zip(v.finding.deciding, v.q)]
+    assert [value for value, c in zip(q, deciding) if c.identical] == [None] * 4
+    assert [value for value, c in zip(q, deciding) if not c.identical] == pytest.approx(stats.q_values([c.p_value for c in tested]))
     for verdicts in table.values():
         for verdict in verdicts:
             directions = tuple(c.direction(level) for c in verdict.finding.deciding)
@@ -218,3 +224,16 @@ def test_every_claim_with_a_rule_is_in_the_table():
     table = verdict_table({"gentle": {}})
     assert [v.claim.key for v in table["gentle"]] == [claim.key for claim in CLAIMS]
     assert {v.verdict for v in table["gentle"]} <= {HOLDS, PARTLY, FAILS, NOT_DETECTED, "not tested"}
+
+
+def test_only_cells_identical_seed_by_seed_and_varying_across_seeds_count_as_identical():
+    """An invariance by construction (the same run with and without a reward offset) is not a test; two cells that
+    merely agree on every seed's constant (all 0) or on their means are compared as usual."""
+
+    def summary(values: list[float]) -> dict:
+        return {**stats.summarize_values(values), "values": values}
+
+    same = [0.61, 0.64, 0.66, 0.6]
+    assert stats.compare(summary(same), summary(list(same))).identical
+    assert not stats.compare(summary(same), summary([0.64, 0.61, 0.66, 0.6])).identical  # same mean, other seeds
+    assert not stats.compare(summary([0.0] * 4), summary([0.0] * 4)).identical  # a constant: nothing computed twice

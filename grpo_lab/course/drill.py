@@ -431,6 +431,8 @@ def comparison_zh(comparison, level: float, q: float | None = None) -> str:
 
     if not math.isfinite(comparison.difference):
         return f"{label_zh(comparison.label)}：有一方没有数值"
+    if comparison.identical:
+        return f"{label_zh(comparison.label)}：逐个种子完全相同（{comparison.n[0]} 个种子）：按构造成立，不做检验，不计入错误发现率控制"
     test = f"Welch t({comparison.df:.3g})" if comparison.test == "welch" else "秩检验"
     if comparison.reached:
         test += f"，达到目标的种子 {comparison.reached[0]}/{comparison.n[0]} 与 {comparison.reached[1]}/{comparison.n[1]}"
@@ -551,7 +553,9 @@ def plain_comparison(comparison, level: float, language: str = "en") -> str:
         difference = PLAIN_WORDS["no_data"][language]
     # 'too small to count': beyond noise, but no larger than the smallest difference the claim's rule counts
     noise = (
-        "beyond"
+        "identical"
+        if comparison.identical
+        else "beyond"
         if comparison.direction(level) != "same"
         else "small"
         if comparison.p_value <= level and math.isfinite(comparison.difference)

@@ -7,7 +7,8 @@ Judging, in order (data/results/claims.md states it for a reader):
 2. false discovery control: the deciding comparisons of the whole table (every claim, every regime) share one
    Benjamini-Hochberg level at ALPHA (stats.bh_level); a comparison counts when its p (Welch's t, or the rank test
    where seeds never reached a target) is at most that level (its q-value at most ALPHA) and it exceeds the claim's
-   minimum effect;
+   minimum effect; a comparison of two cells identical seed by seed (stats.Comparison.identical: an invariance that
+   holds by construction) tests nothing and stays out of the family, with no q-value;
 3. power: a "does not hold" whose deciding comparisons all found nothing becomes "not detected (could detect >= X)"
    when some of them could not have detected the claimed effect (Claim.claimed_effect; by default
    CLAIMED_RELATIVE_EFFECT of the compared means), X in the metric's unit;
@@ -64,7 +65,7 @@ class Verdict:
     verdict: str
     explanation: str
     level: float
-    q: tuple[float, ...] = ()
+    q: tuple[float | None, ...] = ()  # each deciding comparison's q-value (None: identical cells, not tested)
     detectable: tuple[float, str] | None = None  # (value in its unit, the unit's words): (1.1, 'accuracy points')
     near_line: bool = False
     replication: str | None = None
@@ -152,7 +153,7 @@ def flipped(direction: str, comparison: Comparison) -> str:
     return "higher" if comparison.difference > 0 else "lower"
 
 
-def judge_finding(claim: Claim, finding: Finding, regime: str, level: float, q: tuple[float, ...], replication: str | None) -> Verdict:
+def judge_finding(claim: Claim, finding: Finding, regime: str, level: float, q: tuple[float | None, ...], replication: str | None) -> Verdict:
     """The Verdict of one finding at the table's level, with its near-the-line mark (module docstring, step 4)."""
     verdict, explanation, detectable = judged(claim, finding, level)
     directions = tuple(c.direction(level) for c in finding.deciding)
@@ -169,8 +170,9 @@ def verdict_table(by_regime: dict[str, dict], replications: dict[str, dict] | No
     run, {regime: {name: replication result}}: every rule run once per regime, one false-discovery level over all
     deciding comparisons of the table (module docstring)."""
     findings = {regime: [finding_in(claim, results, regime) for claim in CLAIMS] for regime, results in by_regime.items()}
-    deciding = [c for per_regime in findings.values() for finding in per_regime for c in finding.deciding]
-    p_values = [c.p_value for c in deciding]
+    # the family: every deciding comparison that tests something (one of identical cells holds by construction)
+    tested = [c for per_regime in findings.values() for finding in per_regime for c in finding.deciding if not c.identical]
+    p_values = [c.p_value for c in tested]
     level = bh_level(p_values, ALPHA)
     q_of = iter(q_values(p_values))
     table = {}
@@ -178,7 +180,7 @@ def verdict_table(by_regime: dict[str, dict], replications: dict[str, dict] | No
         fresh = (replications or {}).get(regime) or {}
         verdicts = []
         for claim, finding in zip(CLAIMS, per_regime):
-            q = tuple(next(q_of) for _ in finding.deciding)
+            q = tuple(None if c.identical else next(q_of) for c in finding.deciding)
             replication = None
             if claim.evaluate is not None and claim.experiments and all(name in fresh for name in claim.experiments):
                 again = judged(claim, finding_in(claim, fresh, regime), level)[0]

@@ -65,6 +65,10 @@ def comparison_text(comparison: Comparison, level: float, q: float | None = None
     p 0.8, q 1, detectable ≥ 2.2 accuracy points'."""
     if not math.isfinite(comparison.difference):
         return f"{comparison.label}: no value on one side"
+    if comparison.identical:
+        return (
+            f"{comparison.label}: identical seed by seed (n={comparison.n[0]}): holds by construction, not tested, not in the false discovery control"
+        )
     test = f"Welch t({comparison.df:.3g})" if comparison.test == "welch" else "rank test"
     reached = (
         f", reached by {comparison.reached[0]}/{comparison.n[0]} and {comparison.reached[1]}/{comparison.n[1]} seeds" if comparison.reached else ""

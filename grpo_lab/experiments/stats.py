@@ -89,7 +89,10 @@ class Comparison:
     (test "rank", where seeds that never reached a target rank last: ``censored_values``); min_effect: a
     difference no larger than this never counts (a size the rule names); scale: the larger |mean|.
     reached: (seeds of a that reached the target, of b) where the metric is a time to a target, else None.
-    n: seeds per cell compared (two for a and b; one per cell of a ``contrast``)."""
+    n: seeds per cell compared (two for a and b; one per cell of a ``contrast``).
+    identical: a and b have the same value seed by seed, and the seeds differ among themselves: the two cells compute
+    the same thing (an invariance that holds by construction, such as a reward offset under a subtracted group mean),
+    so there is no sampling error to test; claims.py leaves it out of the false discovery control."""
 
     label: str
     metric: str
@@ -102,6 +105,7 @@ class Comparison:
     scale: float = 0.0
     test: str = "welch"
     reached: tuple[int, int] | None = None
+    identical: bool = False
 
     def critical_t(self, level: float = ALPHA) -> float:
         """The t a difference must exceed at this two-sided level (infinite without degrees of freedom)."""
@@ -203,7 +207,9 @@ def compare(a: dict, b: dict, min_effect: float = 0.0, *, label: str = "", metri
     error, df, p_value = welch(a, b)
     difference = a["mean"] - b["mean"] if a["mean"] is not None and b["mean"] is not None else math.nan
     reached = tuple(sum(v is not None for v in s["values"]) for s in (a, b)) if all("budget" in s for s in (a, b)) else None
-    return Comparison(label, metric, difference, error, df, p_value, (a["n"], b["n"]), min_effect, scale, "welch", reached)
+    values = a.get("values"), b.get("values")
+    identical = bool(values[0]) and values[0] == values[1] and None not in values[0] and len(set(values[0])) > 1
+    return Comparison(label, metric, difference, error, df, p_value, (a["n"], b["n"]), min_effect, scale, "welch", reached, identical)
 
 
 # --- a table of comparisons ------------------------------------------------------------------------------
