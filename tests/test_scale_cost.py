@@ -29,6 +29,19 @@ def test_mixed_precision_adam_needs_what_zero_reports():
 
 
 @pytest.mark.parametrize(
+    ("model_b", "gpu", "published_gpus"),
+    [(13, "A100-40GB", 8), (66, "A100", 64), (66, "A100-40GB", 64)],  # OPT-13B, OPT-66B (the blog does not say which A100)
+)
+def test_ppo_needs_about_the_gpus_deepspeed_chat_trained_on(model_b, gpu, published_gpus):
+    """A second, independent publication, and PPO with its critic: DeepSpeed-Chat (DeepSpeed's blog, 2023) trains an
+    OPT-13B actor with an OPT-350M reward model and critic on one DGX node of 8 A100-40GB GPUs, and OPT-66B on 8 nodes
+    of 8 A100s (ZeRO, with its own offload; this model keeps everything on the GPUs). The 350M models are modelled at
+    this model's smallest size, 0.5B (2.4 GB more of training state)."""
+    setup = ScaleSetup(model_b=model_b, critic_b=0.5, reward_model_b=0.5, gpu=gpu, gpus=published_gpus, prompt_tokens=256, answer_tokens=256)
+    assert near(step_cost(setup, "PPO").min_gpus, published_gpus)
+
+
+@pytest.mark.parametrize(
     ("model_b", "published_gpus"),
     [(7.6, 2), (14.7, 4), (72, 32)],  # Qwen2-7B, Qwen2.5-Coder-14B, Qwen2-72B
 )

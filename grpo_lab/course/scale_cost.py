@@ -29,10 +29,11 @@ class GPU:
     bandwidth: float
 
 
-GPUS = {  # NVIDIA datasheets: H100 SXM, H200 SXM, A100 80GB SXM (dense figures; the sparse ones are 2x)
+GPUS = {  # NVIDIA datasheets: H100 SXM, H200 SXM, A100 80GB and 40GB SXM (dense figures; the sparse ones are 2x)
     "H100": GPU("H100 SXM 80GB", 80, 989e12, 3.35e12),
     "H200": GPU("H200 SXM 141GB", 141, 989e12, 4.8e12),
     "A100": GPU("A100 SXM 80GB", 80, 312e12, 2.039e12),
+    "A100-40GB": GPU("A100 SXM 40GB", 40, 312e12, 1.555e12),
 }
 MFU = 0.4  # assumed share of peak FLOP/s reached by training and prefill (PaLM reports 46.2% MFU, arXiv 2204.02311)
 MBU = 0.5  # assumed share of peak memory bandwidth reached by decoding
