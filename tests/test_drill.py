@@ -131,17 +131,19 @@ def test_a_finding_is_said_only_while_its_verdict_and_direction_stand(language):
     the gap it quotes is positive; otherwise it reports the same number without the finding."""
     results = drill.cached_results()
     opening = drill_answers.ANSWERS[("30s", language)][0]
-    (gap,) = opening.numbers
-    assert opening.otherwise and gap.minus
+    gaps = opening.numbers  # in one pass and with each batch reused: both arms, not the better one
+    assert opening.otherwise and len(gaps) == 2 and all(gap.minus for gap in gaps)
     said = drill_answers.model_answer("30s", language, results)[0]
-    assert said == opening.text.format(drill_answers.spoken_number(gap, results, language))  # the cached verdict: holds here
+    assert said == opening.text.format(*(drill_answers.spoken_number(gap, results, language) for gap in gaps))  # the cached verdict: holds here
     level = 0.8  # every batch shape the same, the critic ahead: the finding no longer holds
     critic = {cell: level + 0.05 for cell in ("critic-p16-once", "critic-p128-once", "critic-p16-reuse", "critic-p128-reuse")}
     ema = {cell: level for cell in ("ema-p16-once", "ema-p128-once", "ema-p16-reuse", "ema-p128-reuse")}
     changed = with_cells(results, "batch-shape", critic | ema)
-    assert drill_answers.model_answer("30s", language, changed)[0] == opening.otherwise.format(drill_answers.spoken_number(gap, changed, language))
-    reversed_gap = with_cells(results, "batch-shape", {"critic-p128-reuse": 0.5})  # a negative gap is never said as a win
-    assert drill_answers.number_value(gap, reversed_gap)["mean"] < 0
+    assert drill_answers.model_answer("30s", language, changed)[0] == opening.otherwise.format(
+        *(drill_answers.spoken_number(gap, changed, language) for gap in gaps)
+    )
+    reversed_gap = with_cells(results, "batch-shape", {gaps[1].cell: 0.5})  # a negative gap is never said as a win
+    assert drill_answers.number_value(gaps[1], reversed_gap)["mean"] < 0
     assert drill_answers.model_answer("30s", language, reversed_gap)[0].startswith(opening.otherwise.split("{")[0])
 
 
@@ -432,8 +434,15 @@ def test_each_answer_says_the_setting_its_numbers_hold_in(capsys):
 
 
 def test_the_chinese_audit_carries_the_scope_preamble_and_each_results_setting():
+    from grpo_lab.experiments.claims_report import claims_markdown
+
     text = drill.claims_audit_zh()
-    assert text.startswith(drill.SCOPE_ZH) and all(verdict in text for verdict in drill.VERDICTS_ZH.values())
+    scope = drill.SCOPE_ZH.format(**drill.scope_numbers(drill.verdicts_by_regime()))
+    assert text.startswith(scope) and all(verdict in text for verdict in drill.VERDICTS_ZH.values())
+    # the test, its level and the number of comparisons tested are those claims.md states (issue 40: they had drifted)
+    level_words = re.search(r"p ≤ ([\d.e-]+), over (\d+) comparisons", claims_markdown(drill.regime_results()))
+    assert f"p ≤ {level_words.group(1)}，共 {level_words.group(2)} 个比较" in scope and "grpo_lab/experiments/rules/" in scope
+    assert all(regime in scope for regime in drill.regime_results())
     assert "“这里”指" in text and drill.result_setting("group-size", drill.cached_results(), "zh") in text
 
 

@@ -70,12 +70,14 @@ BUGS: dict[str, Bug] = {
         "logits = model(sequence[:, :-1])[:, prompt_len - 1 :]",
         {
             "en": "each answer token is scored by the logits at its own position, which have already seen it: the policy is trained on the "
-            "wrong conditionals (for a positive advantage, to repeat the token it was just given) and the first answer token is never trained. In a real run the ratio "
-            "against the sampler's log-probs is not 1 on the first minibatch (clip fraction high from step 1), the log-prob gap to the "
-            "inference engine is large, and the reward stays flat while the loss moves.",
+            "wrong conditionals (for a positive advantage, to repeat the token it was just given) and the first answer token is never trained. In a real run the "
+            "log-prob gap to the inference engine (|log π_trainer − log π_engine|) is large from step 1; where the trainer recomputes "
+            "π_old with the same code (TRL, verl) the ratio is still 1 on the first minibatch, so the clip fraction does not show it; and "
+            "the reward stays flat while the loss moves.",
             "zh": "每个答案 token 用的是它自己位置上的 logits，而那个位置已经看到了这个 token：策略学的是错误的条件概率（优势为正时，学会重复刚输入的 "
-            "token），第一个答案 token 从来没有被训练。真实训练中，第一个 minibatch 上相对采样器 log-prob 的 ratio 就不等于 1"
-            "（从第 1 步起 clip fraction 就很高），和推理引擎的 log-prob 差距很大，loss 在变而 reward 不动。",
+            "token），第一个答案 token 从来没有被训练。真实训练中，从第 1 步起和推理引擎的 log-prob 差距"
+            "（|log π_trainer − log π_engine|）就很大；训练端用同一份代码重算 π_old 时（TRL、verl），第一个 minibatch 上 ratio 仍然是 1，"
+            "clip fraction 看不出问题；loss 在变而 reward 不动。",
         },
     ),
     "std_axis": Bug(

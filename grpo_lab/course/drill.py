@@ -362,11 +362,13 @@ MOST_COMPARISONS_QUOTED = 3  # a plain sentence quotes at most this many compari
 class PlainClaim:
     """One claim's plain words (text/plain_verdicts.json). found: {language: {verdict: what was found}}; leads:
     {language: {verdict: a lead of its own}} ('The card is too pessimistic here'); numbers: what a claim without deciding
-    comparisons quotes instead, each label a template with {} for the number."""
+    comparisons quotes instead, each label a template with {} for the number; quote_first: words of the labels of the
+    comparisons that carry what the sentence says, quoted before the others that decided."""
 
     found: dict[str, dict[str, str]]
     leads: dict[str, dict[str, str]]
     numbers: tuple[Number, ...] = ()
+    quote_first: tuple[str, ...] = ()
 
 
 def plain_words_from_text(text: dict) -> tuple[dict, dict[str, PlainClaim]]:
@@ -382,7 +384,8 @@ def plain_words_from_text(text: dict) -> tuple[dict, dict[str, PlainClaim]]:
         else:
             found = {language: dict(entry[language]) for language in LANGUAGES}
         leads = {language: dict(entry.get("leads", {}).get(language, {})) for language in LANGUAGES}
-        claims[key] = PlainClaim(found, leads, tuple(Number(**number) for number in entry.get("numbers", ())))
+        numbers = tuple(Number(**number) for number in entry.get("numbers", ()))
+        claims[key] = PlainClaim(found, leads, numbers, tuple(entry.get("quote_first", ())))
     shared = {name: value for name, value in text.items() if name not in ("claims", "remedy")}
     for name, value in shared.items():
         if name != "units_zh" and set(value) != set(LANGUAGES):
@@ -459,6 +462,27 @@ def replication_zh(verdict) -> str:
     return "已复现" if verdict.replication == REPLICATED else f"未复现（新种子：{VERDICTS_ZH[verdict.replication]}）"
 
 
+def scope_numbers(table: dict[str, dict]) -> dict:
+    """The numbers the audit's preamble states (claims.md's header gives the same): the target, the false discovery rate
+    and the level it sets, the comparisons tested, the power, the first replication seed and the near-the-line band."""
+    from ..experiments.catalog import REPLICATION_SEED_BASE, TARGET_ACCURACY
+    from ..experiments.stats import ALPHA, NEAR_LINE, POWER
+
+    verdicts = [verdict for per_regime in table.values() for verdict in per_regime.values()]
+    level = verdicts[0].level if verdicts else ALPHA
+    count = sum(1 for verdict in verdicts for c in verdict.finding.deciding if not c.identical)
+    return {
+        "target": TARGET_ACCURACY,
+        "alpha": ALPHA,
+        "level": level,
+        "count": count,
+        "power": POWER,
+        "replication_base": REPLICATION_SEED_BASE,
+        "near_low": NEAR_LINE[0],
+        "near_high": NEAR_LINE[1],
+    }
+
+
 def claims_audit_zh(results: dict | None = None) -> str:
     """The claims audit in Chinese, as markdown, laid out as claims.md and from the same verdicts (one judging of the
     table): the preamble (what the verdicts mean, what "here" is, each result's setting), then for every claim of the
@@ -472,8 +496,9 @@ def claims_audit_zh(results: dict | None = None) -> str:
     by_regime = regime_results() if results is None else {"gentle": results}
     settings = [f"- {result_setting(name, found, 'zh')}" for found in by_regime.values() for name in found]
     columns = " | ".join(f"结论：{regime}" for regime in by_regime)
-    lines = [SCOPE_ZH, "", *settings, "", f"| # | 论断 | 实验 | {columns} |", "|---|---|---|" + "---|" * len(by_regime)]
     table = verdicts_by_regime(None if results is None else by_regime)
+    scope = SCOPE_ZH.format(**scope_numbers(table))
+    lines = [scope, "", *settings, "", f"| # | 论断 | 实验 | {columns} |", "|---|---|---|" + "---|" * len(by_regime)]
     per_regime = {regime: list(verdicts.values()) for regime, verdicts in table.items()}
     sections = []
     for index, verdict in enumerate(per_regime["gentle"], 1):
@@ -603,7 +628,10 @@ def plain_sentence(verdict, language: str = "en", results: dict | None = None) -
         evidence = [words["numbers_separator"][language].join(plain_number(number, results, language) for number in claim.numbers)]
     else:
         found = claim.found[language][verdict.verdict]
-        quoted = sorted(finding.deciding or finding.auxiliary, key=lambda c: c.direction(verdict.level) == "same")  # stable
+        quoted = sorted(  # stable: the decided ones first, among them those that carry the sentence (quote_first)
+            finding.deciding or finding.auxiliary,
+            key=lambda c: (c.direction(verdict.level) == "same", not any(words in c.label for words in claim.quote_first)),
+        )
         if verdict.verdict == "not detected":  # the comparison that sets "could only detect" is among those quoted
             from ..experiments.claims import claimed_effect
 

@@ -105,7 +105,7 @@ def claims_markdown(by_regime: dict[str, dict], replications: dict[str, dict] | 
     by_regime = {regime: found for regime, found in by_regime.items() if found or regime == DEFAULT_REGIME}
     table = verdict_table(by_regime, replications)
     level = next(iter(table.values()))[0].level if table and table[next(iter(table))] else ALPHA
-    count = sum(len(v.finding.deciding) for verdicts in table.values() for v in verdicts)
+    count = sum(1 for verdicts in table.values() for v in verdicts for c in v.finding.deciding if not c.identical)  # the tested ones
     header = HEADER.format(
         target=TARGET_ACCURACY,
         alpha=ALPHA,
