@@ -551,7 +551,7 @@ def unit_words(unit: str, language: str) -> str:
 def plain_lead(verdict, language: str = "en") -> str:
     """Whether the card is right, in plain words: 'The card is wrong here', 'We cannot tell here'; a 'holds here' that
     fresh seeds have not checked says so ('..., not yet checked on fresh seeds'), and any verdict that fresh seeds did
-    not repeat says what they found ('... on these seeds, but fresh seeds said "holds here"')."""
+    not repeat says what they found in the same plain words ('... on these seeds; on fresh seeds, the card is right here')."""
     from ..experiments.claims import REPLICATED
 
     words = PLAIN_WORDS
@@ -560,8 +560,8 @@ def plain_lead(verdict, language: str = "en") -> str:
         return lead
     if verdict.replication is None:
         return words["unreplicated"][language].format(lead=lead)
-    other = verdict.replication if language == "en" else VERDICTS_ZH[verdict.replication]
-    return words["not_replicated"][language].format(lead=lead, verdict=other)
+    other = PLAIN_CLAIMS[verdict.claim.key].leads[language].get(verdict.replication) or words["leads"][language][verdict.replication]
+    return words["not_replicated"][language].format(lead=lead, other=other[0].lower() + other[1:] if language == "en" else other)
 
 
 def plain_comparison(comparison, level: float, language: str = "en") -> str:
