@@ -530,7 +530,7 @@ def test_an_unreplicated_holds_and_a_not_detected_say_so(gentle_table):
     unchecked = drill.plain_sentence(dataclasses.replace(verdict, verdict=HOLDS, replication=None))
     assert "not yet checked on fresh seeds" in unchecked
     other = drill.plain_sentence(dataclasses.replace(verdict, verdict=HOLDS, replication=PARTLY), "zh")
-    assert drill.VERDICTS_ZH[PARTLY] in other and "新种子" in other
+    assert drill.PLAIN_WORDS["leads"]["zh"][PARTLY] in other and "新种子" in other  # what fresh seeds found, in plain words
     blind = drill.plain_sentence(dataclasses.replace(verdict, verdict=NOT_DETECTED, detectable=(2.5, "accuracy points")))
     assert blind.startswith("We cannot tell here:") and "could only detect differences of 2.5 accuracy points" in blind
     assert "2.5 个百分点（准确率）" in drill.plain_sentence(
