@@ -446,8 +446,21 @@ def small_group_figure(result: dict) -> Figure:
     def batch(cell: dict) -> int:
         return train_setting(result, cell, "group_size") * train_setting(result, cell, "prompts_per_step")
 
+    def family(cell: dict) -> int:
+        """BASELINE_FAMILY's colours where a remedy is a baseline (the EMA purple, the group z-score blue); the KL
+        penalty wine, the lower lr indigo, more prompts black (RUN_COLORS), none of them a baseline's colour."""
+        if train_setting(result, cell, "baseline") != "zscore":
+            return BASELINE_FAMILY[train_setting(result, cell, "baseline")]
+        if train_setting(result, cell, "kl_coef") != train_setting(result, first, "kl_coef"):
+            return 5
+        if train_setting(result, cell, "lr") != train_setting(result, first, "lr"):
+            return 6
+        return 4 if train_setting(result, cell, "group_size") == train_setting(result, first, "group_size") and batch(cell) != batch(first) else 0
+
+    looks = []
     for index, (c, label) in enumerate(zip(result["cells"], labels)):
-        look = learner_look(index, family=index)
+        look = learner_look(index, family=family(c), member=int(c is not first and family(c) == 0))
+        looks.append(look)
         if batch(c) == batch(first):
             draw_seed_band(axes[0], *eval_curves(c, "eval_step"), label=label, lw=1.6, **look)
         if c is first or batch(c) != batch(first):
@@ -455,7 +468,7 @@ def small_group_figure(result: dict) -> Figure:
     style(axes[0], f"Remedies on G = 2's batch ({batch(first)} responses a step)", "training step", ACCURACY_LABEL, legend="above the data")
     style(axes[1], "G = 2 against larger batches, at equal samples", "responses sampled", ACCURACY_LABEL, legend="above the data")
     axes[1].xaxis.set_major_locator(matplotlib.ticker.MaxNLocator(5))  # five-digit counts: more ticks run into each other
-    colors = {"color": [RUN_COLORS[i % len(RUN_COLORS)] for i in range(len(result["cells"]))], "edgecolor": "k", "lw": 0.5}
+    colors = {"color": [look["color"] for look in looks], "edgecolor": "k", "lw": 0.5}
     for axis, metric, title, ylabel in (
         (axes[2], "late_eval_accuracy", "Accuracy late in training", ACCURACY_LABEL),
         (axes[3], "eval_max_drawdown", "Oscillation: largest fall from the best so far", "accuracy lost (0-1)"),
