@@ -595,3 +595,26 @@ def test_shape_not_critic_other_shapes_and_baselines_never_decide():
         assert before.auxiliary[0].direction() == "same" and after.auxiliary[0].direction() == "lower"
         assert [c.direction() for c in after.deciding] == [c.direction() for c in before.deciding]
         assert verdict(after) == verdict(before)
+
+
+def test_a_batch_shape_replication_runs_exactly_the_cells_claim_32_reads():
+    """`sweep batch-shape --replicate` runs only SHAPE_CLAIM_CELLS (catalog.grid_in): the rule judges a result cut to
+    them as it judges the whole grid, and fails loudly (a missing cell) when any one of them is gone."""
+    from grpo_lab.experiments.catalog import SHAPE_CLAIM_CELLS, MissingCellError, grid_in
+
+    assert {c["id"] for c in grid_in(SHAPE, "practice", replicate=True)} == set(SHAPE_CLAIM_CELLS)
+    assert {c["id"] for c in grid_in(SHAPE, "practice")} > set(SHAPE_CLAIM_CELLS)
+    whole = shipped(SHAPE)
+
+    def cut_to(ids) -> dict:
+        kept = [c for c in whole[SHAPE]["cells"] if c["id"] in ids]
+        return {SHAPE: {**whole[SHAPE], "cells": kept, "grid": [g for g in whole[SHAPE]["grid"] if g["id"] in ids]}}
+
+    full, cut = critic.shape_not_critic(whole), critic.shape_not_critic(cut_to(SHAPE_CLAIM_CELLS))
+    assert cut.evidence == full.evidence
+    assert [(c.label, c.difference, c.p_value) for c in cut.deciding + cut.auxiliary] == [
+        (c.label, c.difference, c.p_value) for c in full.deciding + full.auxiliary
+    ]
+    for gone in SHAPE_CLAIM_CELLS:
+        with pytest.raises(MissingCellError):
+            critic.shape_not_critic(cut_to(set(SHAPE_CLAIM_CELLS) - {gone}))

@@ -36,6 +36,8 @@ class Experiment:
     fast_seeds: seeds per cell of the --fast grid (the full grid's: SEEDS); fresh_process: run each unit in a new process
     (memory measurements); derive(cells) -> experiment-specific keys added to the result;
     only_in: the regimes it runs in (empty: every regime), and why_only: why no others.
+    replicated: the cells a replication runs (empty: every cell), for a large grid whose claims read only a few of its
+    cells (``sweep NAME --replicate`` re-measures what decides a verdict, not the rest).
     shares(config, seed) -> a key: units with equal keys reuse inputs a worker process caches, so they run one after
     another in one worker (None: each unit on its own)."""
 
@@ -47,6 +49,7 @@ class Experiment:
     derive: Callable[[list[dict]], dict] | None = None
     only_in: tuple[str, ...] = ()
     why_only: str = ""
+    replicated: tuple[str, ...] = ()
     shares: Callable[[dict, int], Hashable] | None = None
 
 
@@ -393,6 +396,11 @@ SHAPE_PROMPTS = (16, 32, 64, 128)  # prompts per step; G = BATCH_RESPONSES / pro
 SHAPE_BASELINES = ("ema", "mean", "zscore", "rloo", "critic", "mc_value")
 MC_VALUE_PROMPTS = (16, 128)  # the Monte-Carlo value costs 4 rollouts per answer prefix: measured at the two ends only
 SHAPE_REUSE = {"once": ("one pass", {}), "reuse": (REUSE_WORDS, REUSE)}
+# the cells claim 32 (rules.critic.shape_not_critic) reads: the learned critic and the critic-free moving average at the
+# fewest and the most prompts per step, in each reuse setting, and its auxiliary z-score cell; a replication runs these
+SHAPE_CLAIM_CELLS = tuple(
+    f"{baseline}-p{P}-{reuse}" for reuse in SHAPE_REUSE for baseline in ("critic", "ema") for P in (min(SHAPE_PROMPTS), max(SHAPE_PROMPTS))
+) + (f"zscore-p{min(SHAPE_PROMPTS)}-once",)
 
 
 def batch_shape_grid(fast: bool) -> list[dict]:
@@ -548,6 +556,7 @@ EXPERIMENTS: dict[str, Experiment] = {
             "each baseline at 16, 32, 64 and 128 prompts per step (128 responses a step), trained on once and reused 4 x 4",
             batch_shape_grid,
             only_in=("gentle", "practice"),
+            replicated=SHAPE_CLAIM_CELLS,
             why_only="its 38 cells are measured where the course's answer is read, the default regime and the one practitioners "
             "train in (issue 38), within `sweep all`'s time budget",
         ),
@@ -753,10 +762,15 @@ SEEDS: dict[str, dict[str, int]] = {
 }
 
 
-def grid_in(name: str, regime: str, fast: bool = False) -> list[dict]:
-    """Experiment ``name``'s cells that run in ``regime``: its grid less the cells of a baseline the regime leaves out."""
-    left_out = REGIMES[regime].leaves_out
-    return [c for c in EXPERIMENTS[name].grid(fast) if c["config"].get("train", {}).get("baseline") not in left_out]
+def grid_in(name: str, regime: str, fast: bool = False, replicate: bool = False) -> list[dict]:
+    """Experiment ``name``'s cells that run in ``regime``: its grid less the cells of a baseline the regime leaves out,
+    and, for a replication of an experiment that names its ``replicated`` cells, only those."""
+    left_out, spec = REGIMES[regime].leaves_out, EXPERIMENTS[name]
+    return [
+        c
+        for c in spec.grid(fast)
+        if c["config"].get("train", {}).get("baseline") not in left_out and (not replicate or not spec.replicated or c["id"] in spec.replicated)
+    ]
 
 
 def left_out_in(name: str, cell_id: str, regime: str) -> bool:

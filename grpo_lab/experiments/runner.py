@@ -380,7 +380,7 @@ def run_experiment(
     seeds = seeds or (spec.fast_seeds if fast else default_seeds(name, regime))
     seed_values = declared_seeds(seeds, replicate)
     # a result names each cell by its id; the label stays in the catalog, so rewording one touches no result
-    cells = [{"id": cell["id"], "axes": cell["axes"], "config": in_regime(cell["config"], regime)} for cell in grid_in(name, regime, fast)]
+    cells = [{"id": cell["id"], "axes": cell["axes"], "config": in_regime(cell["config"], regime)} for cell in grid_in(name, regime, fast, replicate)]
     # identical configs (e.g. G=16 with 8 prompts in both regimes of group-size) run once
     done = {} if done is None else done
     identity = sweep_identity(name, regime, fast, replicate, seeds, cells)
