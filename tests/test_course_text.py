@@ -84,11 +84,9 @@ def test_plain_words_without_a_language_are_malformed(tmp_path, monkeypatch):
     assert_one_line_naming(caught.value, tmp_path / "plain_verdicts.json", "'leads'")
 
 
-def test_the_remedies_share_one_test_with_their_own_cells():
-    for key, cell in (("g2-ema", "g2-ema"), ("g2-kl", "g2-kl0.04"), ("g2-lr", "g2-lr3e-5")):  # claim key, cell id
-        claim = drill.CLAIMS_ZH[key]
-        assert [number.cell for number in claim.numbers] == ["g2", cell, "g2", cell], key
-        assert claim.how == drill.CLAIMS_ZH["g2-ema"].how
+def test_the_remedies_share_one_test():
+    for key in ("g2-ema", "g2-kl", "g2-lr"):
+        assert drill.CLAIMS_ZH[key].how == drill.CLAIMS_ZH["g2-ema"].how
 
 
 ROOT = Path(__file__).resolve().parent.parent

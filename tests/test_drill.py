@@ -45,17 +45,33 @@ def test_an_unknown_claim_key_is_one_clear_error():
     assert_one_line_naming(caught.value, "no-such-claim", "offset")  # the bad key, and the keys there are
 
 
-def test_every_claim_has_a_chinese_summary_whose_numbers_exist_in_the_results():
-    results = drill.cached_results()
+def test_every_claim_has_a_chinese_summary_and_each_metric_its_rules_read_a_chinese_name():
     assert set(drill.CLAIMS_ZH) == {claim.key for claim in CLAIMS}
     for claim in CLAIMS:
         chinese = drill.CLAIMS_ZH[claim.key]
         assert chinese.how and (chinese.title or claim.card != "—"), claim.key
-        assert bool(chinese.numbers) == (claim.evaluate is not None), claim.key
-        for number in chinese.numbers:
-            assert number.experiment in claim.experiments, (claim.key, number)
-            # a target no seed reached has no mean (claims.md says "n/a (no seed)"); any other number must have one
-            assert drill.number_value(number, results)["mean"] is not None or number.metric in CENSORED_BY, (claim.key, number)
+    for results in drill.regime_results().values():
+        for claim in CLAIMS:
+            for _, _, metric in drill.rule_reads(claim, results):
+                assert metric.partition(".")[0] in drill.METRICS_ZH, (claim.key, metric)
+
+
+def test_the_chinese_key_numbers_are_every_number_the_rule_reads_and_follow_the_results():
+    """key_numbers_zh is generated from what the claim's rule reads: a cell's mean changed in the results changes it, and a
+    cell the rule does not read is not there."""
+    results = drill.cached_results()
+    offset = next(claim for claim in CLAIMS if claim.key == "offset")
+    reads = drill.rule_reads(offset, results)
+    assert ("offset-and-scale", "none-offset5", "late_eval_accuracy") in reads
+    assert all(name == "offset-and-scale" for name, _, _ in reads)
+    text = drill.key_numbers_zh(offset, results)
+    assert format_mean_std(cell_summary(results, "offset-and-scale", "none-offset5", "late_eval_accuracy")) in text
+    assert "后期准确率" in text and "`mean-hard-x0.1`" not in text  # a cell of the same experiment that only [scale] reads
+    changed = json.loads(json.dumps(results))
+    for cell in changed["offset-and-scale"]["cells"]:
+        if cell["id"] == "none-offset5":
+            cell["summary"]["late_eval_accuracy"]["mean"] = 0.123456
+    assert "`none-offset5` 0.123 ±" in drill.key_numbers_zh(offset, changed)
 
 
 def test_the_chinese_drill_prints_chinese_words_and_the_numbers_of_the_result_files(capsys):
@@ -388,22 +404,6 @@ def test_the_english_and_chinese_answers_say_the_same_numbers(length):
         assert sorted(NUMBER_TOKEN.findall(ARXIV_ID.sub("", en_text))) == sorted(NUMBER_TOKEN.findall(ARXIV_ID.sub("", zh_text))), (en_text, zh_text)
 
 
-def test_the_chinese_audit_quotes_the_numbers_the_english_one_does():
-    """Each key number of the Chinese audit (CLAIMS_ZH) is one claims.md quotes for that claim, within rounding."""
-    results = drill.cached_results()
-    for claim, finding in drill.findings(None, results):
-        if claim.regimes and "gentle" not in claim.regimes:
-            continue  # measured in another regime only: its gentle column quotes no number
-        english = [float(token) for token in re.findall(r"-?\d+(?:\.\d+)?", finding.evidence + " " + finding.explanation)]
-        for number in drill.CLAIMS_ZH[claim.key].numbers:
-            mean = drill.number_value(number, results)["mean"]
-            if mean is None:  # a target no seed reached: both audits say so
-                assert number.metric in CENSORED_BY and "n/a (no seed" in finding.evidence, (claim.key, number.label)
-                continue
-            value = 100 * mean if number.percent else mean
-            assert any(abs(value - quoted) <= 0.01 * abs(value) + 1e-12 for quoted in english), (claim.key, number.label, value)
-
-
 def test_a_derived_number_and_a_ratio_are_read_from_the_result_and_follow_it():
     results = drill.cached_results()
     crossover = drill.Number("交叉点", "grpo-vs-ppo", drill.DERIVED, "crossover_s_per_response")
@@ -533,7 +533,7 @@ def test_an_unreplicated_holds_and_a_not_detected_say_so(gentle_table):
     assert drill.PLAIN_WORDS["leads"]["zh"][PARTLY] in other and "新种子" in other  # what fresh seeds found, in plain words
     blind = drill.plain_sentence(dataclasses.replace(verdict, verdict=NOT_DETECTED, detectable=(2.5, "accuracy points")))
     assert blind.startswith("We cannot tell here:") and "could only detect differences of 2.5 accuracy points" in blind
-    assert "2.5 个百分点（准确率）" in drill.plain_sentence(
+    assert "2.5 个百分点的准确率差别" in drill.plain_sentence(
         dataclasses.replace(verdict, verdict=NOT_DETECTED, detectable=(2.5, "accuracy points")), "zh"
     )
 
@@ -545,7 +545,7 @@ def test_a_plain_sentence_quotes_at_most_a_few_comparisons_the_decided_ones_firs
     changed = dataclasses.replace(verdict, finding=dataclasses.replace(verdict.finding, deciding=(*verdict.finding.deciding[:-1], decided)))
     sentence = drill.plain_sentence(changed)
     assert sentence.count(" vs ") == drill.MOST_COMPARISONS_QUOTED and decided.label in sentence and "beyond noise" in sentence
-    assert f"comparisons not shown: {len(verdict.finding.deciding) - drill.MOST_COMPARISONS_QUOTED}" in sentence
+    assert f"and {len(verdict.finding.deciding) - drill.MOST_COMPARISONS_QUOTED} more" in sentence
 
 
 def test_a_claim_without_deciding_comparisons_quotes_its_numbers_from_the_results(gentle_table):

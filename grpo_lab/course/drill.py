@@ -110,25 +110,19 @@ def written_number(number: Number, results: dict, language: str = "en") -> str:
 @dataclass(frozen=True)
 class ClaimZh:
     """how: how the claim is tested and what the verdict rule asks, in Chinese (for an untested claim: why);
-    numbers: its key numbers; title: for claims not on the card (their card text is '—')."""
+    title: for claims not on the card (their card text is '—'). Its key numbers are the ones its rule reads
+    (key_numbers_zh), not a list of its own."""
 
     how: str
-    numbers: tuple[Number, ...] = ()
     title: str = ""
 
 
 def claims_zh_from_text(text: dict) -> tuple[dict[str, str], dict[str, ClaimZh]]:
     """(verdicts in Chinese, claims in Chinese) from text/claims_zh.json. The three small-group remedies share one
-    test ("remedy"), each with its own cell of small-group-remedies in place of {remedy}."""
-    remedy = text["remedy"]
+    test ("remedy")."""
 
     def claim(entry: dict) -> ClaimZh:
-        if "remedy" in entry:
-            cell = entry["remedy"]
-            return ClaimZh(
-                remedy["how"], tuple(Number(**{**number, "cell": number["cell"].replace("{remedy}", cell)}) for number in remedy["numbers"])
-            )
-        return ClaimZh(entry["how"], tuple(Number(**number) for number in entry.get("numbers", ())), entry.get("title", ""))
+        return ClaimZh(text["remedy"]["how"]) if "remedy" in entry else ClaimZh(entry["how"], entry.get("title", ""))
 
     return dict(text["verdicts"]), {key: claim(entry) for key, entry in text["claims"].items()}
 
@@ -142,6 +136,9 @@ SCOPE_ZH: str = load_text("claims_zh.json", lambda text: str(text["scope"]))
 LABEL_PHRASES_ZH: list[tuple[str, str]] = load_text(
     "claims_zh.json", lambda text: [(str(english), str(chinese)) for english, chinese in text["comparison_phrases"]["phrases"]]
 )
+
+# each metric's name in Chinese, by its name before any '.' (text/claims_zh.json "metrics")
+METRICS_ZH: dict[str, str] = load_text("claims_zh.json", lambda text: {name: str(words) for name, words in text["metrics"].items() if name != "_about"})
 
 ONLY_IN_ZH: dict[str, str] = load_text("claims_zh.json", lambda text: {name: str(why) for name, why in text["only_in"].items() if name != "_about"})
 
@@ -301,6 +298,55 @@ def quoted_number(number: Number, results: dict, language: str = "zh") -> str:
         return f"{label}{colon}{missing}"
 
 
+class _NotedSummary(dict):
+    """A cell's summary that notes each metric read from it (rule_reads)."""
+
+    def __init__(self, summary: dict, reads: list, cell: tuple[str, str]):
+        super().__init__(summary)
+        self.reads, self.cell = reads, cell
+
+    def get(self, metric, default=None):
+        self.reads.append((*self.cell, metric))
+        return super().get(metric, default)
+
+    def __getitem__(self, metric):
+        self.reads.append((*self.cell, metric))
+        return super().__getitem__(metric)
+
+
+def rule_reads(claim, results: dict) -> list[tuple[str, str, str]]:
+    """(experiment, cell id, metric) of every seed-mean summary the claim's rule reads from ``results``, each once, in the
+    order it reads them: the numbers its finding is made of. [] for a claim no rule tests or whose results are missing."""
+    if claim.evaluate is None or any(name not in results for name in claim.experiments):
+        return []
+    reads: list[tuple[str, str, str]] = []
+    noted = {
+        name: {**result, "cells": [{**cell, "summary": _NotedSummary(cell["summary"], reads, (name, cell["id"]))} for cell in result["cells"]]}
+        for name, result in results.items()
+    }
+    claim.evaluate(noted)
+    return list(dict.fromkeys(reads))
+
+
+def metric_zh(metric: str) -> str:
+    """A metric's name in Chinese: 'late_eval_accuracy' -> '后期准确率', 'net_snr.zscore' -> '净信噪比（zscore）'."""
+    name, _, rest = metric.partition(".")
+    return METRICS_ZH.get(name, name) + (f"（{rest}）" if rest else "")
+
+
+def key_numbers_zh(claim, results: dict) -> str:
+    """The Chinese audit's key numbers of a claim: every number its rule reads (rule_reads), as 'mean ± std (n=seeds)',
+    grouped by metric: '后期准确率（`offset-and-scale`）：`none-offset0` 0.702 ± 0.012 (n=8)，`none-offset5` ...'."""
+    from ..experiments.catalog import result_cell
+    from ..experiments.stats import format_mean_std
+
+    groups: dict[tuple[str, str], list[str]] = {}
+    for name, cell_id, metric in rule_reads(claim, results):
+        summary = result_cell(results[name], cell_id)["summary"].get(metric) or {"mean": None}
+        groups.setdefault((name, metric), []).append(f"`{cell_id}` {format_mean_std(summary)}")
+    return "；".join(f"{metric_zh(metric)}（`{name}`）：" + "，".join(values) for (name, metric), values in groups.items())
+
+
 def print_findings(keys: list[str] | None = None, language: str = "en") -> None:
     """For each claim: its verdict, where the course teaches it, the card's words and the numbers
     (language "en": claims.md's evidence and explanation; "zh": CLAIMS_ZH's test and key numbers)."""
@@ -338,12 +384,12 @@ def print_findings(keys: list[str] | None = None, language: str = "en") -> None:
         elif missing:
             print("    还没有结果：运行 " + "；".join(f"`python -m grpo_lab sweep {name}`" for name in missing))
         else:
-            print("    关键数字：" + "；".join(quoted_number(number, results) for number in chinese.numbers))
+            print(f"    关键数字：{key_numbers_zh(claim, results)}")
         print(f"    通俗地说：{plain_sentence(finding, 'zh', results)}")
         if others:
             print("    其他设定：" + "；".join(f"{regime}：{verdict_zh(other)}" for regime, other in others.items()))
         for regime in differing:
-            print(f"    在 {regime} 设定中：" + "；".join(quoted_number(number, by_regime[regime]) for number in chinese.numbers))
+            print(f"    在 {regime} 设定中：{key_numbers_zh(claim, by_regime[regime])}")
 
 
 UNTESTED_VERDICT = "not tested"  # claims.UNTESTED, without importing the experiments at import time
@@ -388,13 +434,15 @@ def plain_words_from_text(text: dict) -> tuple[dict, dict[str, PlainClaim]]:
         claims[key] = PlainClaim(found, leads, numbers, tuple(entry.get("quote_first", ())))
     shared = {name: value for name, value in text.items() if name not in ("claims", "remedy")}
     for name, value in shared.items():
-        if name != "units_zh" and set(value) != set(LANGUAGES):
+        if name not in ("units_zh", "unit_nouns_zh") and set(value) != set(LANGUAGES):
             raise ValueError(f"'{name}' needs exactly the languages {', '.join(LANGUAGES)}")
     return shared, claims
 
 
 PLAIN_WORDS, PLAIN_CLAIMS = load_text("plain_verdicts.json", plain_words_from_text)
 UNITS_ZH: dict[str, str] = PLAIN_WORDS["units_zh"]  # the units of experiments/findings.METRIC_UNITS, in Chinese
+# what a difference in a unit is of, said before it in Chinese ('准确率差 +1.6 个百分点'); none for most units ('372 条回答')
+UNIT_NOUNS_ZH: dict[str, str] = {unit: noun for unit, noun in PLAIN_WORDS["unit_nouns_zh"].items() if unit != "_about"}
 NOT_REPLICATED_ZH = {None: "（尚未用新种子复现）", "did": "（新种子未复现）"}
 
 
@@ -404,32 +452,40 @@ def verdict_en(verdict) -> str:
 
 
 def verdict_zh(verdict) -> str:
-    """A verdict's Chinese name, with the detectable effect of 'not detected' and its unit ('未检出（检验力不足），可检出 ≥ 1.1
-    个百分点（准确率）'), a 'holds here' that fresh seeds did not confirm marked, and the near-the-line mark."""
+    """A verdict's Chinese name, with the detectable effect of 'not detected' and its unit ('未检出（检验力不足），可检出的准确率差
+    ≥ 1.1 个百分点'), a 'holds here' that fresh seeds did not confirm marked, and the near-the-line mark."""
     from ..experiments.claims import REPLICATED
     from ..experiments.findings import number_text
 
     words = VERDICTS_ZH[verdict.verdict]
     if verdict.verdict == "not detected" and verdict.detectable is not None:
         value, unit = verdict.detectable
-        words += f"，可检出 ≥ {number_text(value)} {UNITS_ZH.get(unit, unit)}"
+        noun = UNIT_NOUNS_ZH.get(unit)
+        words += f"，可检出{f'的{noun}差' if noun else ''} ≥ {number_text(value)} {UNITS_ZH.get(unit, unit)}"
     if verdict.verdict == "holds here" and verdict.replication != REPLICATED:
         return words + NOT_REPLICATED_ZH[None if verdict.replication is None else "did"]
     return words + (NEAR_LINE_ZH if verdict.near_line else "")
 
 
 def in_units_zh(metric: str, value: float) -> str:
-    """A difference of ``metric`` in its Chinese unit: '1.1 个百分点（准确率）', '372 条回答'."""
+    """A difference of ``metric`` in its Chinese unit: '1.1 个百分点', '372 条回答' (what it is a difference of: difference_zh)."""
     from ..experiments.findings import metric_unit, number_text
 
     unit, factor = metric_unit(metric)
     return f"{number_text(value * factor)} {UNITS_ZH.get(unit, unit)}"
 
 
+def difference_zh(metric: str) -> str:
+    """The word a difference of ``metric`` is called in Chinese: '准确率差' for accuracy, else '差'."""
+    from ..experiments.findings import metric_unit
+
+    return UNIT_NOUNS_ZH.get(metric_unit(metric)[0], "") + "差"
+
+
 def comparison_zh(comparison, level: float, q: float | None = None) -> str:
     """One comparison as claims.md's Power line lists it, in Chinese (its label by label_zh):
-    '每批只用一次，Critic：128 个 prompt × 1 对 16 × 8：差 +1.6 个百分点（准确率），标准误 0.44 个百分点（准确率），
-    Welch t(12.9)，p 0.0028，q 0.018，可检出 ≥ 1.7 个百分点（准确率）（接近判定线）'."""
+    '每批只用一次，Critic：128 个 prompt × 1 对 16 × 8：准确率差 +1.6 个百分点，标准误 0.44 个百分点，
+    Welch t(12.9)，p 0.0028，q 0.018，可检出 ≥ 1.7 个百分点（接近判定线）'."""
     import math
 
     if not math.isfinite(comparison.difference):
@@ -441,7 +497,7 @@ def comparison_zh(comparison, level: float, q: float | None = None) -> str:
         test += f"，达到目标的种子 {comparison.reached[0]}/{comparison.n[0]} 与 {comparison.reached[1]}/{comparison.n[1]}"
     detectable = comparison.detectable(level)
     parts = [
-        f"差 {'+' if comparison.difference >= 0 else '−'}{in_units_zh(comparison.metric, abs(comparison.difference))}",
+        f"{difference_zh(comparison.metric)} {'+' if comparison.difference >= 0 else '−'}{in_units_zh(comparison.metric, abs(comparison.difference))}",
         f"标准误 {in_units_zh(comparison.metric, comparison.standard_error)}" if math.isfinite(comparison.standard_error) else "标准误无",
         test,
         f"p {comparison.p_value:.2g}",
@@ -525,7 +581,7 @@ def claims_audit_zh(results: dict | None = None) -> str:
             if missing:
                 body.append("*还没有结果：* 运行 " + "；".join(f"`python -m grpo_lab sweep {name}`" for name in missing) + "  ")
                 continue
-            body.append("*关键数字：* " + "；".join(quoted_number(number, found) for number in chinese.numbers) + "  ")
+            body.append(f"*关键数字（规则读取的每个数）：* {key_numbers_zh(claim, found)}  ")
             deciding = finding.finding.deciding
             power = "；".join(comparison_zh(c, finding.level, q) for c, q in zip(deciding, finding.q))
             body.append(f"*检验力（Power）：* {power or '这条规则不靠跨种子的比较判定（它读均值、计数或比值）'}  ")
@@ -544,7 +600,7 @@ def checked_language(language: str) -> str:
 
 
 def unit_words(unit: str, language: str) -> str:
-    """A unit of experiments/findings.METRIC_UNITS in the given language: 'accuracy points', '个百分点（准确率）'."""
+    """A unit of experiments/findings.METRIC_UNITS in the given language: 'accuracy points', '个百分点'."""
     return unit if language == "en" else UNITS_ZH.get(unit, unit)
 
 
@@ -574,6 +630,8 @@ def plain_comparison(comparison, level: float, language: str = "en") -> str:
     unit, factor = metric_unit(comparison.metric)
     if math.isfinite(comparison.difference):
         difference = ("+" if comparison.difference > 0 else "") + f"{number_text(comparison.difference * factor)} {unit_words(unit, language)}"
+        if language == "zh" and unit in UNIT_NOUNS_ZH:
+            difference = f"{difference_zh(comparison.metric)} {difference}"
     else:
         difference = PLAIN_WORDS["no_data"][language]
     # 'too small to count': beyond noise, but no larger than the smallest difference the claim's rule counts
@@ -641,7 +699,8 @@ def plain_sentence(verdict, language: str = "en", results: dict | None = None) -
             evidence.append(words["more"][language].format(count=len(quoted) - MOST_COMPARISONS_QUOTED))
     if verdict.verdict == "not detected" and verdict.detectable is not None:
         value, unit = verdict.detectable
-        evidence.append(words["detect"][language].format(size=f"{number_text(value)} {unit_words(unit, language)}"))
+        size, noun = f"{number_text(value)} {unit_words(unit, language)}", UNIT_NOUNS_ZH.get(unit, "")
+        evidence.append(words["detect"][language].format(size=size, noun=noun))
     evidence.append(words["regime"][language].format(regime=verdict.regime))
     return words["sentence"][language].format(lead=plain_lead(verdict, language), finding=found, evidence=words["separator"][language].join(evidence))
 
