@@ -14,7 +14,7 @@ from conftest import assert_one_line_error, assert_one_line_naming
 from grpo_lab.course import drill
 from grpo_lab.experiments.catalog import cell_label
 from grpo_lab.experiments.claims import CLAIMS, REPLICATED, finding_in
-from grpo_lab.experiments.findings import CENSORED_BY, FAILS, HOLDS, NOT_DETECTED, PARTLY, UNTESTED, cell_summary, metric_unit, number_text
+from grpo_lab.experiments.findings import FAILS, HOLDS, NOT_DETECTED, PARTLY, UNTESTED, cell_summary, metric_unit, number_text
 from grpo_lab.experiments.stats import format_mean_std
 
 

@@ -138,7 +138,9 @@ LABEL_PHRASES_ZH: list[tuple[str, str]] = load_text(
 )
 
 # each metric's name in Chinese, by its name before any '.' (text/claims_zh.json "metrics")
-METRICS_ZH: dict[str, str] = load_text("claims_zh.json", lambda text: {name: str(words) for name, words in text["metrics"].items() if name != "_about"})
+METRICS_ZH: dict[str, str] = load_text(
+    "claims_zh.json", lambda text: {name: str(words) for name, words in text["metrics"].items() if name != "_about"}
+)
 
 ONLY_IN_ZH: dict[str, str] = load_text("claims_zh.json", lambda text: {name: str(why) for name, why in text["only_in"].items() if name != "_about"})
 
