@@ -207,7 +207,28 @@ def check_learners_per_panel(figure: Figure) -> None:
             assert len(set(looks)) == len(looks), f"panel {axis.get_title()!r}: lines of colour {colour} share a line style and marker"
 
 
-CHECKS = (check_no_label_over_data, check_no_text_over_text, check_fraction_labels, check_bars_from_zero, check_learners_per_panel)
+def check_log_axes_positive(figure: Figure) -> None:
+    """A log axis has no place for 0 or less: a line point or an error bar that reaches there is drawn off the axis (to its
+    bottom edge), so a quantity that can be 0 or negative, or a spread that reaches it, belongs on a linear axis."""
+    for axis in figure.axes:
+        if axis.get_yscale() != "log":
+            continue
+        values = [np.asarray(line.get_ydata(), dtype=float) for line in data_lines(axis)]
+        for container in axis.containers:
+            if isinstance(container, ErrorbarContainer):
+                values += [np.asarray(segment)[:, 1] for bars in container.lines[2] for segment in bars.get_segments()]
+        lowest = min((float(np.nanmin(v)) for v in values if np.isfinite(v).any()), default=np.inf)
+        assert lowest > 0, f"panel {axis.get_title()!r}: a value or error bar reaches {lowest:.3g} on a log axis"
+
+
+CHECKS = (
+    check_no_label_over_data,
+    check_no_text_over_text,
+    check_fraction_labels,
+    check_bars_from_zero,
+    check_learners_per_panel,
+    check_log_axes_positive,
+)
 
 
 def check_figure(figure: Figure) -> None:
@@ -327,6 +348,10 @@ PLANTED = {
     "rewards of 5 on an accuracy axis": (check_fraction_labels, lambda a: (a.plot([0, 1, 2], [5.1, 5.3, 5.2]), a.set_ylabel("accuracy"))),
     "bars from 0.6": (check_bars_from_zero, lambda a: (a.bar([0, 1], [0.78, 0.79]), a.set_ylim(0.6, 0.8))),
     "bars on a log axis": (check_bars_from_zero, lambda a: (a.bar([0, 1], [10, 100]), a.set_yscale("log"))),
+    "an error bar below 0 on a log axis": (
+        check_log_axes_positive,
+        lambda a: (a.errorbar([1, 2, 3], [0.1, 0.2, 0.3], yerr=[0.05, 0.3, 0.1]), a.set_yscale("log")),
+    ),
     "six learners in six colours": (check_learners_per_panel, lambda a: [diagonal(a, f"learner {i}", ls=("-", "--")[i % 2]) for i in range(6)]),
     "two learners of one colour in one style": (
         check_learners_per_panel,
