@@ -179,11 +179,26 @@ def test_a_difference_and_a_modelled_number_are_read_from_their_sources():
 
 
 def test_spoken_length_counts_english_words_and_chinese_characters():
-    assert drill_answers.spoken_length("GRPO drops the critic (0.77 vs 0.56) — G", "en") == 8
-    assert drill_answers.spoken_length("组均值是 GRPO 的基线，准确率 0.77。", "zh") == 10 + 2
+    # a number counts as it is said: 0.77 "zero point seven seven", 零点七七
+    assert drill_answers.spoken_length("GRPO drops the critic (0.77 vs 0.56) — G", "en") == 6 + 4 + 4
+    assert drill_answers.spoken_length("组均值是 GRPO 的基线，准确率 0.77。", "zh") == 10 + 1 + 4
     # a sign said aloud is a word: "4 × 4" is "four by four", "83%" is "eighty-three percent"
-    assert drill_answers.spoken_length("reused 4 × 4 to 83%", "en") == 5 + 2
-    assert drill_answers.spoken_length("重用 4 × 4 次，83%", "zh") == 3 + 3 + 2
+    assert drill_answers.spoken_length("reused 4 × 4 to 83%", "en") == 2 + 3 + 3
+    assert drill_answers.spoken_length("重用 4 × 4 次，83%", "zh") == 3 + 3 + 4
+    # 128 "one hundred twenty-eight", 一百二十八; DeepSeekMath "Deep Seek Math"; 5.1x "five point one times"
+    assert drill_answers.spoken_length("DeepSeekMath at 13,526 responses", "en") == 3 + 1 + 6 + 1
+    assert drill_answers.spoken_length("128 个 prompt，两千零四十八", "zh") == 5 + 1 + 1 + 6
+    assert drill_answers.spoken_length("a 5.1x slower step", "en") == 1 + 4 + 2
+
+
+@pytest.mark.parametrize(
+    ("number", "words", "characters"),
+    [("7", 1, 1), ("12", 1, 2), ("28", 2, 3), ("100", 2, 2), ("2048", 4, 6), ("102,209", 7, 8), ("0.702", 5, 5), ("10", 1, 1)],
+)
+def test_a_number_is_counted_as_it_is_said(number, words, characters):
+    """'2048': 'two thousand forty-eight', 两千零四十八; '102,209': 'one hundred two thousand two hundred nine', 十万二千二百零九."""
+    assert drill_answers.number_length(number, "en") == words
+    assert drill_answers.number_length(number, "zh") == characters
 
 
 def test_the_timed_answer_reveals_the_model_answer_when_time_is_up_without_waiting():

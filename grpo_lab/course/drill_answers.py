@@ -174,15 +174,63 @@ def sentence_verdict(sentence: Sentence, results: dict | None = None):
     return findings(list(sentence.claims[:1]), results if regime == "gentle" else results_in(regime), regime)[0][1]
 
 
+NUMBER = re.compile(r"\d[\d,]*(?:\.\d+)?")
+
+
+def integer_words_en(n: int) -> int:
+    """How many words an integer takes said in English: 128 'one hundred twenty-eight' -> 4, 13,526 -> 6."""
+    if n < 20:  # 'zero' to 'nineteen'
+        return 1
+    if n < 100:
+        return 1 if n % 10 == 0 else 2  # 'twenty', 'twenty-eight' said as two
+    for size in (10**9, 10**6, 1000, 100):  # 'billion', 'million', 'thousand', 'hundred': one word each
+        if n >= size:
+            high, low = divmod(n, size)
+            return integer_words_en(high) + 1 + (integer_words_en(low) if low else 0)
+    raise AssertionError(n)
+
+
+def integer_characters_zh(n: int) -> int:
+    """How many characters an integer takes said in Chinese: 128 一百二十八 -> 5, 13,526 一万三千五百二十六 -> 9, 2,048
+    两千零四十八 -> 6."""
+    if n >= 10**8:
+        high, low = divmod(n, 10**8)
+        return integer_characters_zh(high) + 1 + (integer_characters_zh(low) + (low < 10**7) if low else 0)
+    if n >= 10**4:
+        high, low = divmod(n, 10**4)
+        return integer_characters_zh(high) + 1 + (integer_characters_zh(low) + (low < 1000) if low else 0)
+    digits, count, zero_run = f"{n}", 0, False
+    for position, digit in enumerate(digits):
+        place = len(digits) - 1 - position  # 3 千, 2 百, 1 十, 0 个
+        if digit == "0":
+            zero_run = True
+            continue
+        count += (1 if zero_run and count else 0) + (1 if place == 1 and digit == "1" and position == 0 else 2 if place else 1)
+        zero_run = False
+    return max(count, 1)
+
+
+def number_length(number: str, language: str) -> int:
+    """A number as it is said: its integer part in words (English) or characters (Chinese), then 'point' (点) and one per
+    decimal digit: '0.702' 'zero point seven oh two' -> 5 words, 零点七零二 -> 5 characters."""
+    whole, _, decimals = number.replace(",", "").partition(".")
+    said = integer_words_en(int(whole)) if language == "en" else integer_characters_zh(int(whole))
+    return said + (1 + len(decimals) if decimals else 0)
+
+
 def spoken_length(text: str, language: str) -> int:
-    """English: words (tokens with a letter or digit). Chinese: Han characters, plus one for each run of
-    Latin letters or digits (a term such as GRPO or a number such as 0.77 is said as one word).
-    In both, a sign that is said aloud counts as one more word (× "by", = "equals", + "plus", − "minus",
-    / "over", % "percent"); other punctuation and spaces are not said and do not count."""
-    signs = len(re.findall(r"[×=+−/%]", text))
+    """How long ``text`` is said aloud. English: words; Chinese: characters. A number counts as it is said (number_length:
+    '128' is three words, 一百二十八 five characters); a name written as one word of several capitalised words counts
+    each ('DeepSeekMath' three); a sign said aloud counts one more (× "by", = "equals", + "plus", − "minus", / "over",
+    % "percent"), and an 'x' right after a number ('5.1x', "times"). Other punctuation and spaces are not said.
+    Chinese: Han characters, plus each run of Latin letters (a term such as GRPO is said as one word)."""
+    signs = len(re.findall(r"[×=+−/%]", text)) + len(re.findall(r"(?<=\d)x\b", text))
+    numbers = sum(number_length(match, language) for match in NUMBER.findall(text))
+    words = NUMBER.sub(" ", re.sub(r"(?<=\d)x\b", " ", text))
+    camel = sum(len(re.findall(r"[A-Z][a-z]+", word)) - 1 for word in re.findall(r"\b(?:[A-Z][a-z]+){2,}\b", words))
     if language == "en":
-        return sum(1 for token in text.split() if re.search(r"[A-Za-z0-9]", token)) + signs
-    return len(re.findall(r"[\u4e00-\u9fff]", text)) + len(re.findall(r"[A-Za-z0-9][A-Za-z0-9.%'-]*", text)) + signs
+        return sum(1 for token in words.split() if re.search(r"[A-Za-z]", token)) + camel + numbers + signs
+    return len(re.findall(r"[\u4e00-\u9fff]", words)) + len(re.findall(r"[A-Za-z][A-Za-z'-]*", words)) + camel + numbers + signs
 
 
 def answer_evidence(length: str = "30s", language: str = "en", results: dict | None = None) -> list[str]:
