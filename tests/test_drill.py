@@ -672,3 +672,12 @@ def test_a_not_detected_sentence_shows_the_comparison_that_sets_what_the_seeds_c
             assert setting[0].label in drill.plain_sentence(verdict), (regime, verdict.claim.key)
             checked += 1
     assert checked >= 5
+
+
+@pytest.mark.parametrize("language", drill_answers.LANGUAGES)
+def test_an_answers_evidence_lists_the_verdicts_of_its_own_claims_only(language):
+    """A sentence that rests on numbers alone ("claims": []) lists no verdict; the others list theirs and no other."""
+    for length in drill_answers.LENGTHS:
+        for sentence, line in zip(drill_answers.ANSWERS[(length, language)], drill_answers.answer_evidence(length, language)):
+            assert set(re.findall(r"\[([a-z0-9-]+)\]", line)) == set(sentence.claims), (length, line[:200])
+    assert drill.claim_keys([]) == [] and len(drill.claim_keys(None)) == len(CLAIMS)

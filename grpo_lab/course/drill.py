@@ -257,14 +257,15 @@ def findings(keys: list[str] | None = None, results: dict | None = None, regime:
 
 
 def claim_keys(keys: list[str] | None) -> list[str]:
-    """The claim keys given (every claim's, in CLAIMS' order, when None); an unknown key is one clear error."""
+    """The claim keys given (every claim's, in CLAIMS' order, when None; none for an empty list); an unknown key is one
+    clear error."""
     from ..experiments.claims import CLAIMS
 
     known = [claim.key for claim in CLAIMS]
     unknown = [key for key in keys or [] if key not in known]
     if unknown:
         raise ValueError(f"claim key(s) {', '.join(unknown)} not valid: choose from {', '.join(known)}")
-    return list(keys) if keys else known
+    return known if keys is None else list(keys)
 
 
 def other_regime_findings(claim, table: dict[str, dict]) -> dict:
@@ -606,20 +607,30 @@ def unit_words(unit: str, language: str) -> str:
     return unit if language == "en" else UNITS_ZH.get(unit, unit)
 
 
-def plain_lead(verdict, language: str = "en") -> str:
-    """Whether the card is right, in plain words: 'The card is wrong here', 'We cannot tell here'; a 'holds here' that
-    fresh seeds have not checked says so ('..., not yet checked on fresh seeds'), and any verdict that fresh seeds did
-    not repeat says what they found in the same plain words ('... on these seeds; on fresh seeds, the card is right here')."""
+def fresh_lead(verdict, language: str = "en") -> str | None:
+    """What fresh seeds found, in the same plain words as the lead ('the card is right here'), where their verdict
+    differs from the first seeds'; None where it agrees or was not measured."""
     from ..experiments.claims import REPLICATED
 
+    if verdict.replication in (None, REPLICATED):
+        return None
+    other = PLAIN_CLAIMS[verdict.claim.key].leads[language].get(verdict.replication) or PLAIN_WORDS["leads"][language][verdict.replication]
+    return other[0].lower() + other[1:] if language == "en" else other
+
+
+def plain_lead(verdict, language: str = "en", with_fresh: bool = True) -> str:
+    """Whether the card is right, in plain words: 'The card is wrong here', 'We cannot tell here'; a 'holds here' that
+    fresh seeds have not checked says so ('..., not yet checked on fresh seeds'), and a verdict that fresh seeds did not
+    repeat is said to be these seeds' ('... on these seeds'), followed, ``with_fresh``, by what fresh seeds found ('...;
+    on fresh seeds, the card is right here'; plain_sentence says that in a sentence of its own)."""
     words = PLAIN_WORDS
     lead = PLAIN_CLAIMS[verdict.claim.key].leads[language].get(verdict.verdict) or words["leads"][language][verdict.verdict]
-    if verdict.replication == REPLICATED or (verdict.replication is None and verdict.verdict != "holds here"):
-        return lead
-    if verdict.replication is None:
+    fresh = fresh_lead(verdict, language)
+    if fresh is not None:
+        return words["not_replicated" if with_fresh else "these_seeds"][language].format(lead=lead, other=fresh)
+    if verdict.replication is None and verdict.verdict == "holds here":
         return words["unreplicated"][language].format(lead=lead)
-    other = PLAIN_CLAIMS[verdict.claim.key].leads[language].get(verdict.replication) or words["leads"][language][verdict.replication]
-    return words["not_replicated"][language].format(lead=lead, other=other[0].lower() + other[1:] if language == "en" else other)
+    return lead
 
 
 def plain_comparison(comparison, level: float, language: str = "en") -> str:
@@ -704,7 +715,11 @@ def plain_sentence(verdict, language: str = "en", results: dict | None = None) -
         size, noun = f"{number_text(value)} {unit_words(unit, language)}", UNIT_NOUNS_ZH.get(unit, "")
         evidence.append(words["detect"][language].format(size=size, noun=noun))
     evidence.append(words["regime"][language].format(regime=verdict.regime))
-    return words["sentence"][language].format(lead=plain_lead(verdict, language), finding=found, evidence=words["separator"][language].join(evidence))
+    sentence = words["sentence"][language].format(
+        lead=plain_lead(verdict, language, with_fresh=False), finding=found, evidence=words["separator"][language].join(evidence)
+    )
+    fresh = fresh_lead(verdict, language)
+    return sentence + (words["fresh_verdict"][language].format(other=fresh) if fresh is not None else "")
 
 
 def plain_verdict(key: str, regime: str = "gentle", language: str = "en") -> str:

@@ -252,7 +252,7 @@ def answer_evidence(length: str = "30s", language: str = "en", results: dict | N
             f"[{claim.key}] " + (verdict_en(finding) if language == "en" else verdict_zh(finding)) + (f" ({regime})" if regime else "")
             for claim, finding in judged
         )
-        lines.append(f"{index}. " + between_numbers.join([*numbers, verdicts]))
+        lines.append(f"{index}. " + between_numbers.join([*numbers, *([verdicts] if verdicts else [])]))
     return lines
 
 
