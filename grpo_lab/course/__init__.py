@@ -4,7 +4,7 @@
                     ``from grpo_lab.course import start_notebook, pick, show, load_or_run, mean_std_text``)
 ``exercises``       the exercises' checkers (PASS / FAIL / NOT ATTEMPTED)
 ``hand_loop``       the GRPO step written by hand (notebook 02b): its loop and its match with train()
-``final_answer``    the course's three-sentence answer and its summary figure (notebook 05c)
+``final_answer``    the course's answer and its summary figure (notebook 05c)
 ``widgets``         the advantage calculator and self-check quizzes
 ``drill``           the claims' verdicts: one plain sentence each for the units (00-05c) and the drill (06,
                     English and Chinese), the regimes (04a), the long findings for 08; and the drill's quiz

@@ -110,7 +110,7 @@ def three_sentence_answer(result: dict, level: float = ALPHA) -> list[str]:
         else ""
     )
     third = (
-        f"Dropping the critic saves a second network and its updates: the critic has {critic_parameters:,.0f} parameters beside the "
+        f"On this toy, dropping the critic saves a second network and its updates: the critic has {critic_parameters:,.0f} parameters beside the "
         f"policy's {policy_parameters:,.0f}, and on the same batches a PPO step takes {step_time['ppo-g8'] / step_time['grpo']:.1f}x a "
         f"GRPO step's time.{pays_back}"
     )
@@ -124,9 +124,9 @@ PRACTICE_CRITIC = {
     (False, False): "a learned critic ends within noise of a critic-free baseline on the same batches",
     (True, False): "a learned critic beats a critic-free baseline on the same batches",
     (False, True): "a critic-free baseline beats a learned critic on the same batches",
-    (True, True): "a learned critic and a critic-free baseline each win on some of the same batches",
+    (True, True): "a learned critic and a critic-free baseline each win one of the two comparisons on the same batches",
 }
-NOT_ON_FRESH_SEEDS = " on the first seeds, not on fresh ones"
+NOT_ON_FRESH_SEEDS = " (on the first seeds; not on fresh ones)"
 PRACTICE_LEARNING = {
     "higher": "GRPO gains held-out accuracy",
     "same": "GRPO ends where it started on held-out problems",

@@ -672,7 +672,7 @@ LONG_START = 0.277  # long.pt's greedy accuracy on the 5d+ eval set (its metadat
 REGIMES: dict[str, Regime] = {
     r.name: r
     for r in (
-        Regime("gentle", {}, "today's defaults, lr 1e-4 from default.pt: every cached result in data/results/ is this regime"),
+        Regime("gentle", {}, "today's defaults, lr 1e-4 from default.pt: the results in data/results/ outside regimes/ are this regime's"),
         Regime(
             "large-step",
             {"lr": LARGE_STEP_LR},
