@@ -149,3 +149,12 @@ def test_a_printed_table_fits_a_notebook_width_and_keeps_every_value(capsys):
         for piece in textwrap.wrap(cell_label("grpo-vs-ppo", cell["id"]), TABLE_LABEL_CHARACTERS):  # the label, wrapped, not cut
             assert piece in printed, piece
     assert printed.count("late_eval_accuracy") == 1 and "eval_max_drawdown" in printed  # each metric once, in some block
+
+
+def test_a_count_is_printed_in_whole_numbers_and_a_fraction_with_its_digits():
+    from grpo_lab.course.notebook import mean_std_text
+    from grpo_lab.experiments.runner import load_result
+
+    result = load_result("grpo-vs-ppo")
+    assert re.fullmatch(r"\d+ ± \d+ \(8 seeds\)", mean_std_text(result, "grpo", "samples_to_target"))
+    assert re.fullmatch(r"0\.\d{3} ± 0\.\d{3} \(8 seeds\)", mean_std_text(result, "grpo", "late_eval_accuracy"))

@@ -114,10 +114,13 @@ def mean_std_seeds(result: dict, cell_id: str, metric: str) -> tuple[float | Non
 
 
 def mean_std_text(result: dict, cell_id: str, metric: str, digits: int = 3) -> str:
-    """'0.734 ± 0.012 (5 seeds)': a metric of the cell ``cell_id`` as the course quotes it, mean ± std over seeds ('n/a' when absent)."""
+    """'0.734 ± 0.012 (5 seeds)': a metric of the cell ``cell_id`` as the course quotes it, mean ± std over seeds ('n/a' when absent);
+    a count (a mean of 100 or more: responses, steps) in whole numbers, '9099 ± 3967 (8 seeds)'."""
     from ..experiments.stats import format_mean_std
 
-    return format_mean_std(result_cell(result, cell_id)["summary"].get(metric, {}), digits, prose=True)
+    summary = result_cell(result, cell_id)["summary"].get(metric, {})
+    whole = isinstance(summary.get("mean"), (int, float)) and abs(summary["mean"]) >= 100
+    return format_mean_std(summary, 0 if whole else digits, prose=True)
 
 
 def describe_result(result: dict) -> None:
