@@ -361,7 +361,8 @@ def sigma_to_zero_figure(result: dict) -> Figure:
     full = result
     result = {**result, "cells": [c for c in result["cells"] if c["axes"].get("reference", "default") == "default"]}
     rewards = list(dict.fromkeys(c["axes"]["reward"] for c in result["cells"]))
-    colors = dict(zip(rewards, ("tab:blue", "tab:green", "tab:red")))
+    # a colour and a marker per reward kind (RUN_COLORS, RUN_MARKERS): told apart without telling red from green
+    colors, markers = dict(zip(rewards, RUN_COLORS)), dict(zip(rewards, RUN_MARKERS))
     group_size = result["train_defaults"]["group_size"]
     for axis in axes[:1]:
         axis.axhline((group_size - 1) / group_size**0.5, color="0.3", ls=":", lw=1, label=f"bound (G-1)/sqrt(G), G={group_size}")
@@ -382,6 +383,7 @@ def sigma_to_zero_figure(result: dict) -> Figure:
                     [summary_value(c, metric, "std") for c in cells],
                     label=f"{reward}, {mode}",
                     color=colors[reward],
+                    marker=markers[reward],
                     ls=line_style,
                 )
                 failed = [(xx, summary_value(c, "final_eval_accuracy")) for xx, c in zip(x, cells) if (summary_value(c, "failed") or 0) > 0]
