@@ -300,6 +300,11 @@ def run_sweep(args: argparse.Namespace) -> int:
         return 1
     if args.name in ("all", "claims") and not args.replicate:
         print(f"claims: {write_claims(directory=args.out, fast=args.fast)}")
+        if args.out is None and not args.fast:  # the audit in Chinese, from the same shipped results and one judging
+            from .checks.files import write_atomically
+            from .course.drill import CLAIMS_ZH_FILE, claims_zh_markdown
+
+            print(f"claims in Chinese: {write_atomically(result_path('claims', fast=False).with_name(CLAIMS_ZH_FILE), claims_zh_markdown())}")
     return 1 if failed else 0
 
 

@@ -7,6 +7,7 @@ import dataclasses
 import itertools
 import json
 import re
+from pathlib import Path
 
 import pytest
 from conftest import assert_one_line_error, assert_one_line_naming
@@ -681,3 +682,9 @@ def test_an_answers_evidence_lists_the_verdicts_of_its_own_claims_only(language)
         for sentence, line in zip(drill_answers.ANSWERS[(length, language)], drill_answers.answer_evidence(length, language)):
             assert set(re.findall(r"\[([a-z0-9-]+)\]", line)) == set(sentence.claims), (length, line[:200])
     assert drill.claim_keys([]) == [] and len(drill.claim_keys(None)) == len(CLAIMS)
+
+
+def test_the_shipped_chinese_audit_is_exactly_what_the_result_files_give():
+    """data/results/claims_zh.md is written by `sweep claims` beside claims.md, from the same results and one judging."""
+    shipped = (Path(__file__).resolve().parent.parent / "data" / "results" / drill.CLAIMS_ZH_FILE).read_text(encoding="utf-8")
+    assert shipped == drill.claims_zh_markdown(), "claims_zh.md is stale: run `python -m grpo_lab sweep claims`"

@@ -542,6 +542,17 @@ def scope_numbers(table: dict[str, dict]) -> dict:
     }
 
 
+CLAIMS_ZH_FILE = "claims_zh.md"  # claims_zh_markdown() of the shipped results, beside claims.md (`python -m grpo_lab sweep claims`)
+
+
+def claims_zh_markdown() -> str:
+    """data/results/claims_zh.md's text: a title and claims_audit_zh() of every regime's cached results."""
+    return (
+        "# 论断审计（中文）：卡片上的每个论断、它的检验和数字\n\n由 `python -m grpo_lab sweep claims` 与 claims.md 一起生成，从不手工编辑。\n\n"
+        + claims_audit_zh()
+    )
+
+
 def claims_audit_zh(results: dict | None = None) -> str:
     """The claims audit in Chinese, as markdown, laid out as claims.md and from the same verdicts (one judging of the
     table): the preamble (what the verdicts mean, what "here" is, each result's setting), then for every claim of the
