@@ -128,7 +128,7 @@ QUOTES = [
     ),
     (
         "notebooks/05a_the_critic.ipynb",
-        "Monte-Carlo values of the same states explain {:.3f} of the variance (`oracle_ev_token` in `data/results/critic-fit.json`, the black "
+        "Monte-Carlo values of the same states explain {:.3f} of the variance (`oracle_ev_token` in the table, the black "
         "line of the figure's top-right panel), the critic {:.3f}.",
         [("critic-fit", "gentle", "reference-fresh", "oracle_ev_token"), ("critic-fit", "gentle", "reference-fresh", "critic_ev_token")],
     ),
