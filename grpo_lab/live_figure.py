@@ -155,7 +155,12 @@ class ShortRangeLogLabels(Formatter):
         return f"{value:g}" if leading in (2, 5) else ""
 
 
-PLAIN_NUMBERS = FuncFormatter(lambda value, _: f"{value:g}")
+def plain_tick(value: float, _position: object = None) -> str:
+    """A tick label without an offset or scientific notation: '0.5', '1e+03' only where %g needs it."""
+    return f"{value:g}"
+
+
+PLAIN_NUMBERS = FuncFormatter(plain_tick)  # a named function, not a lambda: a figure that uses it can be pickled
 
 
 class LiveRunFigure:

@@ -200,11 +200,12 @@ def check_learners_per_panel(figure: Figure) -> None:
         if len(learners) <= MOST_LEARNERS:
             continue
         by_colour: dict[str, list] = {}
-        for line in learners:
-            by_colour.setdefault(to_hex(line.get_color()), []).append((str(line.get_linestyle()), str(line.get_marker())))
+        for line in learners:  # a look: line style, marker and width (thick accuracy, thin reward, as a panel's title says)
+            look = (str(line.get_linestyle()), str(line.get_marker()), round(line.get_linewidth(), 1))
+            by_colour.setdefault(to_hex(line.get_color()), []).append(look)
         assert len(by_colour) <= MOST_LEARNERS, f"panel {axis.get_title()!r}: {len(learners)} learners in {len(by_colour)} colours"
         for colour, looks in by_colour.items():
-            assert len(set(looks)) == len(looks), f"panel {axis.get_title()!r}: lines of colour {colour} share a line style and marker"
+            assert len(set(looks)) == len(looks), f"panel {axis.get_title()!r}: lines of colour {colour} share a line style, marker and width"
 
 
 def check_log_axes_positive(figure: Figure) -> None:

@@ -89,11 +89,25 @@ def test_exercise_cells_say_your_code_here_and_run_unsolved(path):
 @pytest.mark.notebook
 @pytest.mark.timeout(NOTEBOOK_TIMEOUT_S)
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
-def test_runs_top_to_bottom_in_fast_mode_with_solutions(path):
+def test_runs_top_to_bottom_in_fast_mode_with_solutions(path, tmp_path, monkeypatch):
+    """Every cell runs, every checker passes, and every figure the notebook shows (its own cells' included) passes the
+    figure check of tests/test_figures.py (show() saves each Figure when GRPO_LAB_FIGURE_DIR is set)."""
+    import pickle
+
+    from test_figures import check_figure
+
+    from grpo_lab.course.notebook import FIGURE_DIR_ENV
+
     missing = needs_missing_module(path)
     if missing:
         pytest.skip(f"{path.name} needs {missing}, which is not installed (pip install -e '.[trl]')")
+    monkeypatch.setenv(FIGURE_DIR_ENV, str(tmp_path))  # the kernel inherits it
     executed, seconds = execute_notebook(path, fast=True, solutions=True, cell_timeout=NOTEBOOK_TIMEOUT_S)
+    for saved in sorted(tmp_path.glob("*.figure.pickle")):
+        try:
+            check_figure(pickle.loads(saved.read_bytes()))
+        except AssertionError as problem:
+            raise AssertionError(f"{path.name}, figure {saved.name.removesuffix('.figure.pickle')}: {problem}") from None
     text = output_text(executed)
     for _, name in exercise_cells(read(path)):
         assert re.search(rf"\[{re.escape(name)}\] (PASS|PREDICTION RECORDED)", text), f"the checker of {name} did not pass:\n{text[-2000:]}"

@@ -24,7 +24,7 @@ from ..plots import figure_png
 
 FAST_ENV = "GRPO_LAB_FAST"
 RESULTS_DIR_ENV = "GRPO_LAB_RESULTS_DIR"  # when set, cached experiment results are read from this folder
-FIGURE_DIR_ENV = "GRPO_LAB_FIGURE_DIR"  # when set, show() also saves every figure there as a PNG
+FIGURE_DIR_ENV = "GRPO_LAB_FIGURE_DIR"  # when set, show() also saves every figure there (a PNG and the pickled Figure)
 THREADS_ENV = "GRPO_LAB_THREADS"  # torch threads in the notebooks (default 1, see start_notebook)
 T = TypeVar("T")
 
@@ -84,7 +84,10 @@ def start_notebook(name: str, seed: int = 0) -> NotebookClock:
 
 def show(figure: Figure, name: str = "") -> None:
     """Display a matplotlib Figure in the notebook (as a PNG, so it also survives nbconvert);
-    with GRPO_LAB_FIGURE_DIR set, also save it there as NAME.png."""
+    with GRPO_LAB_FIGURE_DIR set, also save it there as NAME.png, and the Figure itself as NAME.figure.pickle (the
+    figure check, tests/test_figures.py, reads those of the figures drawn in the notebooks' own cells)."""
+    import pickle
+
     from IPython.display import Image, display
 
     png = figure_png(figure, dpi=100)
@@ -92,6 +95,7 @@ def show(figure: Figure, name: str = "") -> None:
     folder = os.environ.get(FIGURE_DIR_ENV)
     if folder and name:
         write_atomically(Path(folder) / f"{name}.png", png)
+        write_atomically(Path(folder) / f"{name}.figure.pickle", pickle.dumps(figure))
 
 
 def load_or_run(name: str, rerun: bool = False, seeds: int | None = None, regime: str = "gentle") -> dict:
