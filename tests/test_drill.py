@@ -326,6 +326,7 @@ TERMS_KEPT_IN_ENGLISH = {
     "GRPO",
     "PPO",
     "DAPO",
+    "Dr",  # Dr. GRPO, a paper's name
     "EMA",
     "KL",
     "lr",
