@@ -689,3 +689,12 @@ def test_the_shipped_chinese_audit_is_exactly_what_the_result_files_give():
     """data/results/claims_zh.md is written by `sweep claims` beside claims.md, from the same results and one judging."""
     shipped = (Path(__file__).resolve().parent.parent / "data" / "results" / drill.CLAIMS_ZH_FILE).read_text(encoding="utf-8")
     assert shipped == drill.claims_zh_markdown(), "claims_zh.md is stale: run `python -m grpo_lab sweep claims`"
+
+
+def test_what_fresh_seeds_found_keeps_a_sources_name_as_written(gentle_table):
+    """Mid-sentence 'the card is ...' is lower-cased; 'Dr. GRPO's claim' and 'DAPO's claim' keep their capitals."""
+    literature = dataclasses.replace(gentle_table["difficulty"], verdict=PARTLY, replication=HOLDS)
+    assert drill.fresh_lead(literature) == "Dr. GRPO's claim holds here"
+    card = dataclasses.replace(gentle_table["offset"], verdict=HOLDS, replication=PARTLY)
+    assert drill.fresh_lead(card).startswith("the card")
+    assert drill.fresh_lead(dataclasses.replace(card, replication=REPLICATED)) is None

@@ -626,7 +626,10 @@ def fresh_lead(verdict, language: str = "en") -> str | None:
     if verdict.replication in (None, REPLICATED):
         return None
     other = PLAIN_CLAIMS[verdict.claim.key].leads[language].get(verdict.replication) or PLAIN_WORDS["leads"][language][verdict.replication]
-    return other[0].lower() + other[1:] if language == "en" else other
+    if language == "zh":
+        return other
+    first, _, rest = other.partition(" ")  # mid-sentence: 'the card is right here', but 'DAPO's claim', 'Dr. GRPO's claim'
+    return (first.lower() if first in ("The", "We", "Not") else first) + " " + rest
 
 
 def plain_lead(verdict, language: str = "en", with_fresh: bool = True) -> str:
