@@ -698,3 +698,17 @@ def test_what_fresh_seeds_found_keeps_a_sources_name_as_written(gentle_table):
     card = dataclasses.replace(gentle_table["offset"], verdict=HOLDS, replication=PARTLY)
     assert drill.fresh_lead(card).startswith("the card")
     assert drill.fresh_lead(dataclasses.replace(card, replication=REPLICATED)) is None
+
+
+@pytest.mark.parametrize("length", drill_answers.LENGTHS)
+def test_the_printed_answer_gives_each_claim_the_verdict_claims_md_gives_it(length, capsys):
+    """print_answer's evidence lines are judged with the replications, as claims.md is: a verdict fresh seeds repeated
+    is not marked 'not yet replicated'."""
+    drill_answers.print_answer(length, "en")
+    out = capsys.readouterr().out
+    table = drill.verdicts_by_regime()
+    for sentence in drill_answers.ANSWERS[(length, "en")]:
+        named = drill_answers.sentence_regime(sentence)
+        for key in sentence.claims:
+            said = f"[{key}] {drill.verdict_en(table[named or 'gentle'][key])}" + (f" ({named})" if named else "")
+            assert re.search(re.escape(said) + r"(,|$)", out, re.M), (said, out[-1500:])

@@ -267,14 +267,14 @@ def sentence_regime(sentence: Sentence) -> str:
 def print_answer(length: str = "30s", language: str = "en") -> None:
     """The model answer, its length against the limit, and the evidence behind each sentence."""
     results = cached_results()
-    sentences = model_answer(length, language, results)
+    sentences = model_answer(length, language)  # the cached results, judged as claims.md judges them
     text = " ".join(sentences) if language == "en" else "".join(sentences)
     size = spoken_length(text, language)
     unit = "words" if language == "en" else "字"
     print(text)
     print(f"\n({size} {unit}, limit {LIMITS[(length, language)]})" if language == "en" else f"\n（{size} 字，上限 {LIMITS[(length, language)]}）")
     print("\nThe numbers behind each sentence, and the verdicts of its claims:" if language == "en" else "\n每句话背后的数字，以及对应论断的结论：")
-    for line in answer_evidence(length, language, results):
+    for line in answer_evidence(length, language):  # judged as claims.md judges them, replications included
         print("  " + line)
     print("\nWhere these numbers hold (each result file's setting):" if language == "en" else "\n这些数字成立的设定（各结果文件的设置）：")
     for name, regime in dict.fromkeys((n.experiment, n.regime) for sentence in ANSWERS[(length, language)] for n in sentence.numbers):

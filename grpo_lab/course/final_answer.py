@@ -174,7 +174,7 @@ def practice_sentence(result: dict, level: float = ALPHA, replication: dict | No
     train = {**result["train_defaults"], **result_cell(result, "grpo")["config"]["train"]}
     epochs = train["steps"] * train["prompts_per_step"] / train["prompt_pool"]
     return (
-        f"Where practitioners train, {learning_words}: on a pool of {train['prompt_pool']} prompts revisited for {epochs:.0f} epochs "
+        f"In the toy's version of where practitioners train, {learning_words}: on a pool of {train['prompt_pool']} prompts revisited for {epochs:.0f} epochs "
         f"with answers of {answer_tokens_text({'grpo-vs-ppo': result})} tokens, only the result rewarded, it ends at "
         f"{accuracy['grpo']['mean']:.3f} late accuracy against a start of {start['mean']:.3f}; its best ({best['mean']:.3f} at step "
         f"{best_step['mean']:.0f} on average) is the checkpoint early stopping keeps. "

@@ -123,7 +123,8 @@ def mean_std_text(result: dict, cell_id: str, metric: str, digits: int = 3) -> s
     from ..experiments.stats import format_mean_std
 
     summary = result_cell(result, cell_id)["summary"].get(metric, {})
-    whole = isinstance(summary.get("mean"), (int, float)) and abs(summary["mean"]) >= 100
+    mean, std = summary.get("mean"), summary.get("std") or 0.0
+    whole = isinstance(mean, (int, float)) and (abs(mean) >= 100 or (float(mean).is_integer() and std == 0))  # 32 ± 0 responses
     return format_mean_std(summary, 0 if whole else digits, prose=True)
 
 
