@@ -314,6 +314,23 @@ def test_the_chinese_audit_has_every_power_line_of_the_english_one():
     assert lines > 100
 
 
+def test_the_chinese_audit_gives_the_key_numbers_wherever_a_rule_ran():
+    """Issue 40: a regime whose results a claim's rule read shows what it read, as claims.md does, also where the
+    verdict is "not tested" (no seed reached the target): the Chinese audit gave only the plain sentence there."""
+    audit = drill.claims_audit_zh()
+    shown = untested = 0
+    for regime, verdicts in drill.verdicts_by_regime().items():
+        found = drill.results_in(regime)
+        for verdict in verdicts.values():
+            claim = verdict.claim
+            if claim.evaluate is None or not claim.experiments or not all(name in found for name in claim.experiments):
+                continue
+            assert drill.key_numbers_zh(claim, found) in audit, (regime, claim.key)
+            shown += 1
+            untested += verdict.verdict == drill.UNTESTED_VERDICT
+    assert shown > 100 and untested > 0
+
+
 # the English a Chinese-speaking practitioner says as it is: symbols, method and metric names, and the course's own names
 TERMS_KEPT_IN_ENGLISH = {
     "G",

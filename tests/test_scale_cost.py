@@ -7,7 +7,7 @@ from dataclasses import replace
 
 import pytest
 
-from grpo_lab.course.scale_cost import ScaleSetup, compare_steps, cost_table, scale_cost_widget, step_cost, training_state_gb
+from grpo_lab.course.scale_cost import ScaleSetup, compare_steps, cost_table, lora_params_b, scale_cost_widget, step_cost, training_state_gb
 from grpo_lab.errors import ConfigError
 
 FACTOR = 3  # "the published order of magnitude": off by more than this (a 10x error certainly) fails
@@ -28,17 +28,38 @@ def test_mixed_precision_adam_needs_what_zero_reports():
     assert near(costs["PPO"].resident_gb - costs["GRPO"].resident_gb, 112)
 
 
+DEEPSPEED_CHAT_LORA = 128  # --actor_lora_dim of DeepSpeed-Chat's OPT-13B, 30B and 66B step-3 scripts (its 6.7B trains in full)
+
+
+def deepspeed_chat(model_b: float, gpu: str, **knobs) -> ScaleSetup:
+    """DeepSpeed-Chat's step 3 (DeepSpeedExamples, training_scripts/opt/single_node and multi_node): an OPT actor with an
+    OPT-350M reward model and critic (modelled at this model's smallest size, 0.5B), 256-token prompts and answers,
+    generation from the trained weights (--enable_hybrid_engine), LoRA of rank 128 on the 13B-66B actors."""
+    setup = ScaleSetup(model_b=model_b, critic_b=0.5, reward_model_b=0.5, gpu=gpu, gpus=8, prompt_tokens=256, answer_tokens=256)
+    return replace(setup, **{"lora_rank": 0 if model_b < 10 else DEEPSPEED_CHAT_LORA, "engine_copy": False, **knobs})
+
+
 @pytest.mark.parametrize(
-    ("model_b", "gpu", "published_gpus"),
-    [(13, "A100-40GB", 8), (66, "A100", 64), (66, "A100-40GB", 64)],  # OPT-13B, OPT-66B (the blog does not say which A100)
+    ("model_b", "gpu"), [(6.7, "A100-40GB"), (13, "A100-40GB"), (30, "A100-40GB"), (6.7, "A100"), (13, "A100"), (30, "A100"), (66, "A100")]
 )
-def test_ppo_needs_about_the_gpus_deepspeed_chat_trained_on(model_b, gpu, published_gpus):
-    """A second, independent publication, and PPO with its critic: DeepSpeed-Chat (DeepSpeed's blog, 2023) trains an
-    OPT-13B actor with an OPT-350M reward model and critic on one DGX node of 8 A100-40GB GPUs, and OPT-66B on 8 nodes
-    of 8 A100s (ZeRO, with its own offload; this model keeps everything on the GPUs). The 350M models are modelled at
-    this model's smallest size, 0.5B (2.4 GB more of training state)."""
-    setup = ScaleSetup(model_b=model_b, critic_b=0.5, reward_model_b=0.5, gpu=gpu, gpus=published_gpus, prompt_tokens=256, answer_tokens=256)
-    assert near(step_cost(setup, "PPO").min_gpus, published_gpus)
+def test_ppo_fits_on_the_node_deepspeed_chat_trained_it_on(model_b, gpu):
+    """A second, independent publication, and PPO with its critic: DeepSpeed-Chat (DeepSpeed's blog, 2023, Table 1)
+    trains OPT actors from 6.7B to 66B on one node of 8 A100s, 40 GB or 80 GB."""
+    assert step_cost(deepspeed_chat(model_b, gpu), "PPO").fits
+
+
+@pytest.mark.parametrize(("model_b", "gpu"), [(6.7, "A100-40GB"), (13, "A100-40GB"), (30, "A100-40GB"), (66, "A100")])
+def test_ppo_needs_about_the_one_node_deepspeed_chat_trained_it_on(model_b, gpu):
+    """Where the node was the smallest published home of a size (every 40 GB row, and OPT-66B, which no 40 GB node
+    holds), the model's fewest GPUs must land within a factor of 3 of its 8."""
+    assert near(step_cost(deepspeed_chat(model_b, gpu), "PPO").min_gpus, 8)
+
+
+def test_ppo_does_not_fit_where_deepspeed_chat_could_not_train_it():
+    """The same table's one empty cell: OPT-66B on one node of 8 A100-40GB ("NA"), even with LoRA and the Hybrid Engine.
+    Trained in full and with an inference engine's copy of the weights, as verl does, OPT-30B does not fit there either."""
+    assert not step_cost(deepspeed_chat(66, "A100-40GB"), "PPO").fits
+    assert not step_cost(deepspeed_chat(30, "A100-40GB", lora_rank=0, engine_copy=True), "PPO").fits
 
 
 @pytest.mark.parametrize(
@@ -141,6 +162,21 @@ def test_a_critic_apart_leaves_grpo_alone_and_moves_ppos_time_from_the_critic_to
     assert apart["PPO"].seconds["generation"] > together["PPO"].seconds["generation"]  # the critic's GPUs wait
 
 
+def test_lora_and_generating_from_the_trained_weights_save_what_they_should():
+    """LoRA keeps the policy's weights frozen (2 bytes a parameter) and trains only its adapters; generating from the
+    trained weights drops the inference engine's copy (2 bytes a parameter). Both leave the critic's cost alone."""
+    base = ScaleSetup(model_b=32, gpus=32)
+    full, lora = (compare_steps(replace(base, lora_rank=rank)) for rank in (0, 64))
+    adapters = lora_params_b(32, 64)
+    assert 0 < adapters < 0.02 * 32
+    for method in ("PPO", "GRPO"):
+        assert full[method].resident_gb - lora[method].resident_gb == pytest.approx(training_state_gb(32) - 2 * 32 - training_state_gb(adapters))
+        assert lora[method].seconds["policy update"] < full[method].seconds["policy update"]
+    assert lora["PPO"].resident_gb - lora["GRPO"].resident_gb == pytest.approx(training_state_gb(32))  # the critic is trained in full
+    copy, no_copy = (step_cost(replace(base, engine_copy=engine_copy), "GRPO") for engine_copy in (True, False))
+    assert copy.resident_gb - no_copy.resident_gb == pytest.approx(2 * 32)
+
+
 def test_the_widget_redraws_the_table_when_a_slider_moves():
     widget = scale_cost_widget()
     *controls, table = widget.children
@@ -153,6 +189,10 @@ def test_the_widget_redraws_the_table_when_a_slider_moves():
     by_description["critic (B)"].value = 7  # a 7B critic beside the 32B policy
     by_description["critic epochs"].value = 2
     assert html.escape(cost_table(ScaleSetup(model_b=32, critic_b=7, critic_epochs=2))) in table.value
+    by_first_option = {control.options[0]: control for control in controls if hasattr(control, "options")}
+    by_first_option[("policy trained in full", 0)].value = 128
+    by_first_option[("engine's own copy", True)].value = False
+    assert html.escape(cost_table(ScaleSetup(model_b=32, critic_b=7, critic_epochs=2, lora_rank=128, engine_copy=False))) in table.value
 
 
 # -- bad input ------------------------------------------------------------------------------------------------
@@ -174,6 +214,9 @@ def test_the_widget_redraws_the_table_when_a_slider_moves():
         ("gpus", 0),
         ("gpu", "V100"),
         ("colocated", "no"),
+        ("lora_rank", -1),
+        ("lora_rank", 8.0),
+        ("engine_copy", 0),
     ],
 )
 def test_a_bad_knob_is_one_line_naming_it_and_its_value(knob, value):

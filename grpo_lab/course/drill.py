@@ -337,16 +337,27 @@ def metric_zh(metric: str) -> str:
     return METRICS_ZH.get(name, name) + (f"（{rest}）" if rest else "")
 
 
+def summary_zh(summary: dict) -> str:
+    """findings.fmt in Chinese: '0.702 ± 0.012 (n=8)', with the seeds that never reached a target named
+    ('14279 ± 4213 (n=6；8 个种子中 2 个没有达到)'), and '无（8 个种子都没有达到）' when none did."""
+    from ..experiments.stats import format_mean_std
+
+    values = summary.get("values") or []
+    never = values.count(None) if "budget" in summary else 0
+    if summary.get("mean") is None:
+        return f"无（{len(values)} 个种子都没有达到）" if never else "无（没有种子）"
+    text = format_mean_std(summary)
+    return f"{text[:-1]}；{len(values)} 个种子中 {never} 个没有达到)" if never else text
+
+
 def key_numbers_zh(claim, results: dict) -> str:
     """The Chinese audit's key numbers of a claim: every number its rule reads (rule_reads), as 'mean ± std (n=seeds)',
     grouped by metric: '后期准确率（`offset-and-scale`）：`none-offset0` 0.702 ± 0.012 (n=8)，`none-offset5` ...'."""
-    from ..experiments.catalog import result_cell
-    from ..experiments.stats import format_mean_std
+    from ..experiments.findings import cell_summary
 
     groups: dict[tuple[str, str], list[str]] = {}
     for name, cell_id, metric in rule_reads(claim, results):
-        summary = result_cell(results[name], cell_id)["summary"].get(metric) or {"mean": None}
-        groups.setdefault((name, metric), []).append(f"`{cell_id}` {format_mean_std(summary)}")
+        groups.setdefault((name, metric), []).append(f"`{cell_id}` {summary_zh(cell_summary(results, name, cell_id, metric))}")
     return "；".join(f"{metric_zh(metric)}（`{name}`）：" + "，".join(values) for (name, metric), values in groups.items())
 
 
@@ -587,11 +598,12 @@ def claims_audit_zh(results: dict | None = None) -> str:
         for regime, found in by_regime.items():
             finding = per_regime[regime][index - 1]
             body.append(f"**{regime} 设定** — *结论：* **{verdict_zh(finding)}**；*新种子复现：* {replication_zh(finding)}  ")
+            absent = [name for name in claim.experiments if name not in found]
             # a result this regime's sweep makes but that is not there yet (an experiment the regime leaves out is not missing)
-            missing = [name for name in claim.experiments if name not in found and name in experiments_in(regime)]
-            if finding.verdict == UNTESTED_VERDICT and not missing:
+            missing = [name for name in absent if name in experiments_in(regime)]
+            if finding.verdict == UNTESTED_VERDICT and (absent or not claim.experiments) and not missing:
                 body.append(f"*通俗地说：* {plain_sentence(finding, 'zh', found)}  ")
-                continue  # measured only in another regime, or not at all here: the sentence says why
+                continue  # measured only in another regime: the sentence says why (a rule that ran and found nothing to test shows its numbers)
             if missing:
                 body.append("*还没有结果：* 运行 " + "；".join(f"`python -m grpo_lab sweep {name}`" for name in missing) + "  ")
                 continue

@@ -3,7 +3,9 @@
 The toy's step times answer nothing at scale (3-4-token answers, a critic with 16 Adam steps a step); this
 counts bytes and FLOPs. Both methods sample the same ``prompts_per_step x group_size`` answers; PPO adds a
 trained critic (DeepSeekMath, arXiv 2402.03300 §4.1: a value model of the policy's size is a large memory
-and compute burden) and its forward and update passes. Assumed: no CPU offload (verl and OpenRLHF offer it);
+and compute burden) and its forward and update passes. Two knobs follow DeepSpeed-Chat's scripts: LoRA on the policy
+(``lora_rank``) and generating from the trained weights instead of an inference engine's copy (``engine_copy``).
+Assumed: no CPU offload (verl and OpenRLHF offer it);
 stages run one after another; decoding is a roofline (the slower of streaming bytes and doing FLOPs); all
 answers are equally long, so the long tail that keeps decoding going is missing: generation is a lower bound.
 """
@@ -43,6 +45,8 @@ TRAINED_BYTES = 16  # per parameter: bf16 weights and grads, fp32 master weights
 FROZEN_BYTES = 2  # per parameter: bf16 weights of a frozen model (reference, reward model, the inference engine's copy)
 FORWARD_FLOPS = 2  # per parameter and token, forward only (Kaplan et al., arXiv 2001.08361 §2.1)
 TRAIN_FLOPS = 8  # per parameter and token: forward + backward = 6 (Kaplan) + one recomputed forward (Korthikanti et al., arXiv 2205.05198)
+FROZEN_TRAIN_FLOPS = 6  # the same through frozen weights (LoRA): the backward pass computes no weight gradients, 2 of its 4
+LORA_MATRICES = 7  # adapted linear layers in each layer: q, k, v, o and the MLP's gate, up and down projections
 ADAM_BYTES = 28  # per parameter and optimizer step: read the 14 bytes of grads, master weights and moments, write 14 (the same state)
 MICRO_BATCH_TOKENS = 8192  # assumed tokens per GPU per forward/backward (e.g. verl's micro-batch of 4 sequences of 2048 tokens)
 ENGINE_WEIGHT_SHARE = 0.5  # assumed: the inference engine uses tensor parallelism until its weights fill at most half a GPU
@@ -85,6 +89,13 @@ def training_state_gb(params_b: float) -> float:
     return TRAINED_BYTES * params_b
 
 
+def lora_params_b(params_b: float, rank: int) -> float:
+    """Billions of LoRA parameters of rank ``rank`` on every adapted matrix of every layer (Hu et al., arXiv 2106.09685:
+    r x (d_in + d_out) a matrix), each matrix taken as hidden x hidden (the MLP's wider ones make this a lower bound)."""
+    layers, hidden, _, _ = shape_of(params_b)
+    return layers * LORA_MATRICES * rank * 2 * hidden / GB
+
+
 @dataclass(frozen=True)
 class ScaleSetup:
     """One RL step of an LLM on a cluster; sizes in billions of parameters."""
@@ -101,6 +112,8 @@ class ScaleSetup:
     policy_epochs: int = 1
     policy_minibatches: int = 4
     colocated: bool = True  # True: every model on every GPU (verl's hybrid engine); False: the critic on its own GPUs (OpenRLHF)
+    lora_rank: int = 0  # 0: the policy trained in full; r: frozen policy weights with LoRA adapters of rank r (DeepSpeed-Chat's 13B-66B: 128)
+    engine_copy: bool = True  # True: generation from an inference engine's own copy of the weights (vLLM in verl, OpenRLHF, TRL); False: from the trained weights (DeepSpeed-Chat's Hybrid Engine)
     gpus: int = 8
     gpu: str = "H100"
 
@@ -128,6 +141,12 @@ def check_setup(setup: ScaleSetup) -> None:
         raise ConfigError("gpu", setup.gpu, f"one of {', '.join(GPUS)}")
     if not isinstance(setup.colocated, bool):
         raise ConfigError("colocated", setup.colocated, "True (every model on every GPU) or False (the critic on GPUs of its own)")
+    if not isinstance(setup.engine_copy, bool):
+        raise ConfigError(
+            "engine_copy", setup.engine_copy, "True (an inference engine's copy of the weights) or False (generate from the trained weights)"
+        )
+    if isinstance(setup.lora_rank, bool) or not isinstance(setup.lora_rank, int) or not 0 <= setup.lora_rank <= 1024:
+        raise ConfigError("lora_rank", setup.lora_rank, "0 (full-parameter training) or a LoRA rank from 1 to 1024")
     if not setup.colocated and setup.gpus < 2:
         raise ConfigError("gpus", setup.gpus, "2 or more when colocated=False (the critic needs GPUs of its own)")
 
@@ -167,8 +186,11 @@ def step_cost(setup: ScaleSetup, method: str) -> StepCost:
         raise ConfigError("method", method, "PPO or GRPO")
     gpu, policy, critic = GPUS[setup.gpu], setup.model_b, (setup.critic_b or setup.model_b) if method == "PPO" else 0.0
     usable, flops, bandwidth = USABLE_MEMORY * gpu.memory_gb, MFU * gpu.bf16_flops, MBU * gpu.bandwidth
-    # the actor side: the trained policy, the inference engine's copy, the reference and the reward model (and, colocated, the critic)
-    actor_side_gb = training_state_gb(policy) + FROZEN_BYTES * (2 * policy + setup.reward_model_b)
+    # the actor side: the trained policy, the inference engine's copy, the reference and the reward model (and, colocated, the critic);
+    # with LoRA the policy's weights are frozen and only the adapters train
+    adapters = lora_params_b(policy, setup.lora_rank) if setup.lora_rank else 0.0
+    policy_gb = FROZEN_BYTES * policy + training_state_gb(adapters) if setup.lora_rank else training_state_gb(policy)
+    actor_side_gb = policy_gb + FROZEN_BYTES * ((2 if setup.engine_copy else 1) * policy + setup.reward_model_b)
     critic_side_gb, actor_act, critic_act = training_state_gb(critic), activation_gb(policy), activation_gb(critic) if critic else 0.0
     apart = not setup.colocated and critic > 0
     if apart:  # split the GPUs in proportion to what each side needs to fit
@@ -204,12 +226,15 @@ def step_cost(setup: ScaleSetup, method: str) -> StepCost:
     def compute_s(flops_per_token_and_param: float, params_b: float, gpus: int) -> float:
         return flops_per_token_and_param * params_b * GB * tokens / (gpus * flops)
 
-    def update_s(params_b: float, epochs: int, minibatches: int, gpus: int) -> float:
-        return epochs * compute_s(TRAIN_FLOPS, params_b, gpus) + epochs * minibatches * ADAM_BYTES * params_b * GB / (gpus * bandwidth)
+    def update_s(params_b: float, epochs: int, minibatches: int, gpus: int, trained_b: float | None = None) -> float:
+        """``trained_b``: the parameters Adam updates when they are not all of them (LoRA's adapters)."""
+        train_flops = TRAIN_FLOPS if trained_b is None else FROZEN_TRAIN_FLOPS
+        adam_s = epochs * minibatches * ADAM_BYTES * (params_b if trained_b is None else trained_b) * GB / (gpus * bandwidth)
+        return epochs * compute_s(train_flops, params_b, gpus) + adam_s
 
     # scoring: the policy's log-probs before the update (verl and TRL recompute them), the reference's, the reward model's
     scoring = compute_s(FORWARD_FLOPS, 2 * policy + setup.reward_model_b, actor_gpus)
-    policy_update = update_s(policy, setup.policy_epochs, setup.policy_minibatches, actor_gpus)
+    policy_update = update_s(policy, setup.policy_epochs, setup.policy_minibatches, actor_gpus, adapters if setup.lora_rank else None)
     critic_forward = compute_s(FORWARD_FLOPS, critic, critic_gpus)
     critic_update = update_s(critic, setup.critic_epochs, setup.critic_minibatches, critic_gpus) if critic else 0.0
     if not apart:
@@ -250,8 +275,8 @@ POLICY_SIZED = "as policy"  # the critic slider's first stop: critic_b None, the
 
 
 def scale_cost_widget(setup: ScaleSetup | None = None):
-    """Sliders for model size, answer length, G, prompts per step, the critic's size and update schedule, GPUs and
-    placement over the PPO/GRPO table."""
+    """Sliders for model size, answer length, G, prompts per step, the critic's size and update schedule, GPUs,
+    placement, LoRA and where generation reads the weights from, over the PPO/GRPO table."""
     import ipywidgets as widgets
 
     setup = setup or ScaleSetup()
@@ -269,6 +294,8 @@ def scale_cost_widget(setup: ScaleSetup | None = None):
         ),
         "gpus": widgets.SelectionSlider(options=[2**k for k in range(1, 10)], value=setup.gpus, description="GPUs"),
         "colocated": widgets.ToggleButtons(options=[("colocated", True), ("critic apart", False)], value=setup.colocated),
+        "lora_rank": widgets.ToggleButtons(options=[("policy trained in full", 0), ("LoRA, rank 128", 128)], value=setup.lora_rank),
+        "engine_copy": widgets.ToggleButtons(options=[("engine's own copy", True), ("trained weights", False)], value=setup.engine_copy),
     }
     for control in controls.values():  # "critic Adam steps/epoch" is wider than the default description
         control.style.description_width = "150px"
