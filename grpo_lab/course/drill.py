@@ -579,7 +579,7 @@ def claims_audit_zh(results: dict | None = None) -> str:
     columns = " | ".join(f"结论：{regime}" for regime in by_regime)
     table = verdicts_by_regime(None if results is None else by_regime)
     scope = SCOPE_ZH.format(**scope_numbers(table))
-    lines = [scope, "", *settings, "", f"| # | 论断 | 实验 | {columns} |", "|---|---|---|" + "---|" * len(by_regime)]
+    lines = [scope, "", *settings, "", f"| # | 论断 | 实验 | {columns} | 新种子复现 |", "|---|---|---|" + "---|" * (len(by_regime) + 1)]
     per_regime = {regime: list(verdicts.values()) for regime, verdicts in table.items()}
     sections = []
     for index, verdict in enumerate(per_regime["gentle"], 1):
@@ -588,7 +588,12 @@ def claims_audit_zh(results: dict | None = None) -> str:
         title = chinese.title or claim.card
         experiments = "、".join(f"`{name}`" for name in claim.experiments) or "—"
         verdicts = " | ".join(f"**{verdict_zh(per_regime[regime][index - 1])}**" for regime in by_regime)
-        lines.append(f"| {index} | {title}（{claim.key}） | {experiments} | {verdicts} |")
+        replicated = "；".join(
+            f"{regime}：{replication_zh(per_regime[regime][index - 1])}"
+            for regime in by_regime
+            if replication_zh(per_regime[regime][index - 1]) != "—"
+        )
+        lines.append(f"| {index} | {title}（{claim.key}） | {experiments} | {verdicts} | {replicated or '—'} |")
         body = [f"### {index}. {title}\n", f"*对应笔记本：* {CLAIM_NOTEBOOKS.get(claim.key, '-')}  "]
         if claim.evaluate is None:
             body.append(f"*结论：* **{VERDICTS_ZH[UNTESTED_VERDICT]}**；*为什么不测：* {chinese.how}")
