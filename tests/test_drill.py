@@ -547,6 +547,36 @@ def gentle_table():
     return drill.verdicts_by_regime()["gentle"]
 
 
+def going(comparison, direction: str):
+    """The comparison with its difference gone ``direction`` ('higher', 'lower', 'same'), beyond noise unless 'same'."""
+    sign = {"higher": 1.0, "lower": -1.0, "same": 1.0}[direction]
+    p_value = 1.0 if direction == "same" else 1e-12
+    return dataclasses.replace(comparison, difference=sign * (abs(comparison.min_effect) + 1.0), p_value=p_value)
+
+
+@pytest.mark.parametrize("key", [key for key, plain in drill.PLAIN_CLAIMS.items() if plain.reasons])
+def test_a_verdict_that_several_outcomes_give_says_which_one_it_was(key, gentle_table):
+    """[tradeoff] 'partly' said 'there is a crossover' also where there was none (large-step), and [critic-per-response]
+    'one of the two fails' without saying which: every outcome of the rule that gives a verdict with reasons now says at
+    least one, each reason only where its comparisons went its way, and the sentence carries them."""
+    verdict = gentle_table[key]
+    reasons = drill.PLAIN_CLAIMS[key].reasons
+    outcomes = 0
+    for directions in itertools.product(("higher", "lower", "same"), repeat=len(verdict.finding.deciding)):
+        given = verdict.finding.judge(*directions)[0]
+        if given not in reasons:
+            continue
+        deciding = tuple(going(c, d) for c, d in zip(verdict.finding.deciding, directions))
+        said = [reason for reason in reasons[given] if reason.applies(deciding, verdict.level)]
+        assert said, (key, given, directions)
+        finding = dataclasses.replace(verdict.finding, deciding=deciding)
+        sentence = drill.plain_sentence(dataclasses.replace(verdict, verdict=given, finding=finding, replication=REPLICATED))
+        assert all(reason.words["en"] in sentence for reason in said)
+        assert not any(reason.words["en"] in sentence for reason in reasons[given] if reason not in said)
+        outcomes += 1
+    assert outcomes > 0
+
+
 def test_a_plain_sentence_says_whether_the_card_is_right_with_the_deciding_numbers_in_their_unit(gentle_table):
     verdict = gentle_table["group-in-ppo"]  # GRPO against a learned critic on the same batches: one deciding comparison
     (comparison,) = verdict.finding.deciding

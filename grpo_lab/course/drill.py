@@ -16,7 +16,7 @@ each claim is taught in text/claim_notebooks.json.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -419,16 +419,36 @@ MOST_COMPARISONS_QUOTED = 3  # a plain sentence quotes at most this many compari
 
 
 @dataclass(frozen=True)
+class Reason:
+    """One of the ways a rule can reach a verdict (text/plain_verdicts.json "reasons"): ``words`` ({language: text}) are
+    said when every deciding comparison that ``when`` names went one of its listed directions. A key of ``when`` is words
+    of a comparison's label, or "label/metric" where one label is compared in two metrics."""
+
+    when: dict[str, tuple[str, ...]]
+    words: dict[str, str]
+
+    def applies(self, deciding, level: float) -> bool:
+        for key, directions in self.when.items():
+            label, _, metric = key.partition("/")
+            named = [c for c in deciding if label in c.label and metric in ("", c.metric)]
+            if not named or any(c.direction(level) not in directions for c in named):
+                return False
+        return True
+
+
+@dataclass(frozen=True)
 class PlainClaim:
     """One claim's plain words (text/plain_verdicts.json). found: {language: {verdict: what was found}}; leads:
     {language: {verdict: a lead of its own}} ('The card is too pessimistic here'); numbers: what a claim without deciding
     comparisons quotes instead, each label a template with {} for the number; quote_first: words of the labels of the
-    comparisons that carry what the sentence says, quoted before the others that decided."""
+    comparisons that carry what the sentence says, quoted before the others that decided; reasons: {verdict: Reasons}, for
+    a verdict that more than one outcome gives ('partly'): the found words are followed by each reason that applies."""
 
     found: dict[str, dict[str, str]]
     leads: dict[str, dict[str, str]]
     numbers: tuple[Number, ...] = ()
     quote_first: tuple[str, ...] = ()
+    reasons: dict[str, tuple[Reason, ...]] = field(default_factory=dict)
 
 
 def plain_words_from_text(text: dict) -> tuple[dict, dict[str, PlainClaim]]:
@@ -445,7 +465,11 @@ def plain_words_from_text(text: dict) -> tuple[dict, dict[str, PlainClaim]]:
             found = {language: dict(entry[language]) for language in LANGUAGES}
         leads = {language: dict(entry.get("leads", {}).get(language, {})) for language in LANGUAGES}
         numbers = tuple(Number(**number) for number in entry.get("numbers", ()))
-        claims[key] = PlainClaim(found, leads, numbers, tuple(entry.get("quote_first", ())))
+        reasons = {
+            verdict: tuple(Reason({k: tuple(v) for k, v in r["when"].items()}, {language: r[language] for language in LANGUAGES}) for r in listed)
+            for verdict, listed in entry.get("reasons", {}).items()
+        }
+        claims[key] = PlainClaim(found, leads, numbers, tuple(entry.get("quote_first", ())), reasons)
     shared = {name: value for name, value in text.items() if name not in ("claims", "remedy")}
     for name, value in shared.items():
         if name not in ("units_zh", "unit_nouns_zh") and set(value) != set(LANGUAGES):
@@ -741,6 +765,10 @@ def plain_sentence(verdict, language: str = "en", results: dict | None = None) -
         evidence = [plain_comparison(c, verdict.level, language) for c in quoted[:MOST_COMPARISONS_QUOTED]]
         if len(quoted) > MOST_COMPARISONS_QUOTED:
             evidence.append(words["more"][language].format(count=len(quoted) - MOST_COMPARISONS_QUOTED))
+    reasons = [reason.words[language] for reason in claim.reasons.get(verdict.verdict, ()) if reason.applies(finding.deciding, verdict.level)]
+    if reasons:  # after the found words, or in their place where a verdict's words are all in its reasons
+        joined = words["separator"][language].join(reasons)
+        found = words["reasons"][language].format(finding=found, reasons=joined) if found else joined
     if verdict.verdict == "not detected" and verdict.detectable is not None:
         value, unit = verdict.detectable
         size, noun = f"{number_text(value)} {unit_words(unit, language)}", UNIT_NOUNS_ZH.get(unit, "")
