@@ -7,7 +7,17 @@ from dataclasses import replace
 
 import pytest
 
-from grpo_lab.course.scale_cost import ScaleSetup, compare_steps, cost_table, lora_params_b, scale_cost_widget, step_cost, training_state_gb
+from grpo_lab.course.scale_cost import (
+    GPUS,
+    ScaleSetup,
+    compare_steps,
+    cost_table,
+    engine_tp,
+    lora_params_b,
+    scale_cost_widget,
+    step_cost,
+    training_state_gb,
+)
 from grpo_lab.errors import ConfigError
 
 FACTOR = 3  # "the published order of magnitude": off by more than this (a 10x error certainly) fails
@@ -124,7 +134,7 @@ def test_each_decoding_step_reads_a_longer_kv_cache_as_answers_grow():
 
 def test_the_critics_memory_leaves_less_room_for_the_kv_cache():
     """On a tight cluster PPO's resident critic shrinks the KV cache, so generation needs more rounds."""
-    costs = compare_steps(ScaleSetup(model_b=7, gpus=4, prompts_per_step=256, answer_tokens=4096))
+    costs = compare_steps(ScaleSetup(model_b=7, gpus=5, prompts_per_step=256, answer_tokens=4096))
     assert costs["PPO"].waves > costs["GRPO"].waves
     assert costs["PPO"].seconds["generation"] > costs["GRPO"].seconds["generation"]
 
@@ -151,12 +161,12 @@ def test_the_fewest_gpus_that_fit_is_exact(model_b, method, colocated):
 
 
 def test_more_gpus_lower_the_memory_per_gpu_and_the_step_time():
-    small, large = (step_cost(ScaleSetup(model_b=32, gpus=gpus), "PPO") for gpus in (32, 64))
+    small, large = (step_cost(ScaleSetup(model_b=32, gpus=gpus), "PPO") for gpus in (64, 128))
     assert large.per_gpu_gb < small.per_gpu_gb and large.step_seconds < small.step_seconds
 
 
 def test_a_critic_apart_leaves_grpo_alone_and_moves_ppos_time_from_the_critic_to_generation():
-    together, apart = (compare_steps(ScaleSetup(model_b=32, gpus=32, colocated=colocated)) for colocated in (True, False))
+    together, apart = (compare_steps(ScaleSetup(model_b=32, gpus=64, colocated=colocated)) for colocated in (True, False))
     assert apart["GRPO"].seconds == together["GRPO"].seconds
     assert apart["PPO"].seconds["critic"] < together["PPO"].seconds["critic"]
     assert apart["PPO"].seconds["generation"] > together["PPO"].seconds["generation"]  # the critic's GPUs wait
@@ -165,7 +175,7 @@ def test_a_critic_apart_leaves_grpo_alone_and_moves_ppos_time_from_the_critic_to
 def test_lora_and_generating_from_the_trained_weights_save_what_they_should():
     """LoRA keeps the policy's weights frozen (2 bytes a parameter) and trains only its adapters; generating from the
     trained weights drops the inference engine's copy (2 bytes a parameter). Both leave the critic's cost alone."""
-    base = ScaleSetup(model_b=32, gpus=32)
+    base = ScaleSetup(model_b=32, gpus=64)
     full, lora = (compare_steps(replace(base, lora_rank=rank)) for rank in (0, 64))
     adapters = lora_params_b(32, 64)
     assert 0 < adapters < 0.02 * 32
@@ -174,7 +184,21 @@ def test_lora_and_generating_from_the_trained_weights_save_what_they_should():
         assert lora[method].seconds["policy update"] < full[method].seconds["policy update"]
     assert lora["PPO"].resident_gb - lora["GRPO"].resident_gb == pytest.approx(training_state_gb(32))  # the critic is trained in full
     copy, no_copy = (step_cost(replace(base, engine_copy=engine_copy), "GRPO") for engine_copy in (True, False))
-    assert copy.resident_gb - no_copy.resident_gb == pytest.approx(2 * 32)
+    tp = engine_tp(32, GPUS["H100"])  # each tensor-parallel group of the engine holds the policy's bf16 weights whole
+    assert 1 < tp < base.gpus
+    assert copy.resident_gb - no_copy.resident_gb == pytest.approx(2 * 32 * base.gpus // tp)
+    assert copy.per_gpu_gb - no_copy.per_gpu_gb == pytest.approx(2 * 32 / tp)
+
+
+def test_the_engines_copy_is_whole_on_each_tensor_parallel_group_not_sharded_over_all_gpus():
+    """A 7B engine fits on one GPU (tp = 1): every GPU holds its 14 GB, however many GPUs there are, so doubling the
+    GPUs halves the sharded training state but not that."""
+    assert engine_tp(7, GPUS["H100"]) == 1
+    eight, sixteen = (step_cost(ScaleSetup(model_b=7, gpus=gpus, answer_tokens=128, prompts_per_step=8), "GRPO") for gpus in (8, 16))
+    sharded = training_state_gb(7) + 2 * 7  # the policy's training state and the reference, spread over the GPUs
+    activations = eight.per_gpu_gb - sharded / 8 - 2 * 7
+    assert activations > 0
+    assert sixteen.per_gpu_gb == pytest.approx(sharded / 16 + 2 * 7 + activations)
 
 
 def test_the_widget_redraws_the_table_when_a_slider_moves():
@@ -232,3 +256,12 @@ def test_a_critic_apart_needs_two_gpus_and_the_method_must_be_known():
         step_cost(ScaleSetup(gpus=1, colocated=False), "PPO")
     with pytest.raises(ConfigError, match=r"^method='DPO' "):
         step_cost(ScaleSetup(), "DPO")
+
+
+def test_a_setup_no_number_of_gpus_holds_says_so():
+    """72B on 40 GB GPUs: the engine's share of the weights (tensor-parallel over 8) and one micro-batch's activations
+    fill a GPU before any training state is added, so more GPUs never help (the model shards neither)."""
+    setup = ScaleSetup(model_b=72, gpu="A100-40GB", gpus=4096)
+    cost = step_cost(setup, "GRPO")
+    assert cost.min_gpus is None and not cost.fits
+    assert "none" in cost_table(setup).splitlines()[2]

@@ -153,13 +153,14 @@ def check_setup(setup: ScaleSetup) -> None:
 
 @dataclass(frozen=True)
 class StepCost:
-    """method; resident_gb: weights, grads and optimizer states of every model, all GPUs together; min_gpus: the
-    fewest GPUs it fits on; per_gpu_gb: resident share plus KV cache or activations, whichever is larger, on the
+    """method; resident_gb: weights, grads and optimizer states of every model, all GPUs together (the inference
+    engine's copy once for each tensor-parallel group); min_gpus: the fewest GPUs it fits on (None: no number of these
+    GPUs holds it, when the engine's share and one micro-batch's activations alone fill a GPU); per_gpu_gb: resident share plus KV cache or activations, whichever is larger, on the
     fullest GPU; fits; waves: generation rounds the KV cache allows; seconds: wall time by stage (empty if it does not fit)."""
 
     method: str
     resident_gb: float
-    min_gpus: int
+    min_gpus: int | None
     per_gpu_gb: float
     fits: bool
     waves: int
@@ -174,9 +175,21 @@ class StepCost:
         return self.seconds["generation"] / self.step_seconds if self.fits else math.nan
 
 
-def gpus_to_fit(resident_gb: float, activations_gb: float, usable_gb: float) -> int:
-    """The fewest GPUs whose share of ``resident_gb`` leaves room for one micro-batch's activations."""
-    return math.ceil(resident_gb / (usable_gb - activations_gb))
+def engine_tp(policy_b: float, gpu: GPU) -> int:
+    """Tensor-parallel GPUs of the inference engine: a power of 2, until its weights fill at most ENGINE_WEIGHT_SHARE of a GPU."""
+    return 2 ** max(math.ceil(math.log2(FROZEN_BYTES * policy_b / (ENGINE_WEIGHT_SHARE * gpu.memory_gb))), 0)
+
+
+def gpus_to_fit(sharded_gb: float, activations_gb: float, usable_gb: float, engine_gb: float = 0.0, tp: int = 1) -> int | None:
+    """The fewest GPUs n on which a share of ``sharded_gb`` (ZeRO-3 / FSDP), the inference engine's weights
+    (``engine_gb`` whole on each group of min(tp, n) GPUs) and one micro-batch's activations fit; None if no n does."""
+    room = usable_gb - activations_gb - engine_gb / tp  # per GPU, once n reaches tp
+    if room <= 0:
+        return None
+    n = 1
+    while sharded_gb / n + engine_gb / min(tp, n) + activations_gb > usable_gb:
+        n += 1
+    return n
 
 
 def step_cost(setup: ScaleSetup, method: str) -> StepCost:
@@ -186,34 +199,43 @@ def step_cost(setup: ScaleSetup, method: str) -> StepCost:
         raise ConfigError("method", method, "PPO or GRPO")
     gpu, policy, critic = GPUS[setup.gpu], setup.model_b, (setup.critic_b or setup.model_b) if method == "PPO" else 0.0
     usable, flops, bandwidth = USABLE_MEMORY * gpu.memory_gb, MFU * gpu.bf16_flops, MBU * gpu.bandwidth
-    # the actor side: the trained policy, the inference engine's copy, the reference and the reward model (and, colocated, the critic);
-    # with LoRA the policy's weights are frozen and only the adapters train
+    # the actor side, sharded over its GPUs: the trained policy, the reference and the reward model (and, colocated, the
+    # critic); with LoRA the policy's weights are frozen and only the adapters train. The inference engine's copy of the
+    # policy is not sharded that way: each of its tensor-parallel groups holds it whole, and it stays on the GPUs all step
     adapters = lora_params_b(policy, setup.lora_rank) if setup.lora_rank else 0.0
     policy_gb = FROZEN_BYTES * policy + training_state_gb(adapters) if setup.lora_rank else training_state_gb(policy)
-    actor_side_gb = policy_gb + FROZEN_BYTES * ((2 if setup.engine_copy else 1) * policy + setup.reward_model_b)
+    actor_side_gb = policy_gb + FROZEN_BYTES * (policy + setup.reward_model_b)
+    engine_gb, tp_needed = (FROZEN_BYTES * policy if setup.engine_copy else 0.0), engine_tp(policy, gpu)
     critic_side_gb, actor_act, critic_act = training_state_gb(critic), activation_gb(policy), activation_gb(critic) if critic else 0.0
     apart = not setup.colocated and critic > 0
-    if apart:  # split the GPUs in proportion to what each side needs to fit
-        actor_min, critic_min = gpus_to_fit(actor_side_gb, actor_act, usable), gpus_to_fit(critic_side_gb, critic_act, usable)
-        critic_gpus = min(max(round(setup.gpus * critic_min / (actor_min + critic_min)), 1), setup.gpus - 1)
-        actor_gpus, min_gpus = setup.gpus - critic_gpus, actor_min + critic_min
+    if apart:  # split the GPUs in proportion to each side's FLOPs a token, each side given at least the GPUs it needs to fit
+        actor_min = gpus_to_fit(actor_side_gb, actor_act, usable, engine_gb, tp_needed)
+        critic_min = gpus_to_fit(critic_side_gb, critic_act, usable)
+        policy_train = setup.policy_epochs * (FROZEN_TRAIN_FLOPS if setup.lora_rank else TRAIN_FLOPS) * policy
+        actor_work = FORWARD_FLOPS * (2 * policy + setup.reward_model_b) + policy_train  # scoring and update; generation waits either way
+        critic_work = FORWARD_FLOPS * critic + setup.critic_epochs * TRAIN_FLOPS * critic
+        critic_gpus = max(round(setup.gpus * critic_work / (actor_work + critic_work)), critic_min or 1)
+        critic_gpus = max(min(critic_gpus, setup.gpus - (actor_min or 1)), 1)
+        actor_gpus = setup.gpus - critic_gpus
+        min_gpus = actor_min + critic_min if actor_min is not None and critic_min is not None else None
         critic_peak_gb = critic_side_gb / critic_gpus + critic_act
     else:  # the critic shares every GPU and trains in its own turn
         actor_gpus = critic_gpus = setup.gpus
         actor_side_gb, critic_side_gb, actor_act = actor_side_gb + critic_side_gb, 0.0, max(actor_act, critic_act)
-        min_gpus = gpus_to_fit(actor_side_gb, actor_act, usable)
+        min_gpus = gpus_to_fit(actor_side_gb, actor_act, usable, engine_gb, tp_needed)
         critic_peak_gb = 0.0
+    tp = min(tp_needed, actor_gpus)  # the engine's tensor-parallel GPUs
     answers = setup.prompts_per_step * setup.group_size
     kv_needed_gb = answers * (setup.prompt_tokens + setup.answer_tokens) * kv_bytes_per_token(policy) / GB
-    kv_room_gb = usable - actor_side_gb / actor_gpus  # per actor GPU: the inference engine fills what the resident models leave
-    actor_peak_gb = actor_side_gb / actor_gpus + max(min(kv_needed_gb / actor_gpus, kv_room_gb), actor_act)
+    actor_resident_gb = actor_side_gb / actor_gpus + engine_gb / tp  # on each actor GPU
+    kv_room_gb = usable - actor_resident_gb  # per actor GPU: the inference engine fills what the resident models leave
+    actor_peak_gb = actor_resident_gb + max(min(kv_needed_gb / actor_gpus, kv_room_gb), actor_act)
     fits = actor_peak_gb <= usable and critic_peak_gb <= usable
-    resident_gb = actor_side_gb + critic_side_gb
+    resident_gb = actor_side_gb + critic_side_gb + engine_gb * max(actor_gpus // tp, 1)
     if not fits:
         return StepCost(method, resident_gb, min_gpus, max(actor_peak_gb, critic_peak_gb), False, 0, {})
 
     waves = math.ceil(kv_needed_gb / (kv_room_gb * actor_gpus))  # rounds of decoding when the KV cache cannot hold every answer
-    tp = min(2 ** max(math.ceil(math.log2(FROZEN_BYTES * policy / (ENGINE_WEIGHT_SHARE * gpu.memory_gb))), 0), actor_gpus)  # tensor-parallel GPUs
     running = answers / waves / actor_gpus  # answers decoded together, per GPU
     context = setup.prompt_tokens + setup.answer_tokens / 2  # average tokens of keys and values read per answer and step
     # one decoding step streams each GPU's share of the weights and its answers' KV cache, and does 2N FLOPs per answer
@@ -261,7 +283,7 @@ def cost_table(setup: ScaleSetup) -> str:
     rows = [
         ["", *(cost.method for cost in costs)],
         row("resident models, all GPUs (GB)", lambda cost: f"{cost.resident_gb:,.0f}", always=True),
-        row(f"fewest {GPUS[setup.gpu].name} that fit", lambda cost: str(cost.min_gpus), always=True),
+        row(f"fewest {GPUS[setup.gpu].name} that fit", lambda cost: "none" if cost.min_gpus is None else str(cost.min_gpus), always=True),
         row(f"fullest of {setup.gpus} GPUs (GB)", lambda cost: f"{cost.per_gpu_gb:.0f}" + ("" if cost.fits else " (too full)"), always=True),
         row("step time", lambda cost: f"{cost.step_seconds:.1f} s"),
     ]
