@@ -48,7 +48,7 @@ def buggy_grpo_step(policy, reference, prompts, answers, mask, rewards, old_logp
     kl = torch.exp(log_ref_ratio) - log_ref_ratio - 1
     per_token = -torch.minimum(unclipped, clipped) + kl_coef * kl
 
-    # the token mean over the batch's answer tokens (DAPO), and what a trainer logs
+    # the token mean over the batch's answer tokens (verl's token-mean; DAPO's is over each prompt's group), and what a trainer logs
     tokens = mask.sum()
     loss = per_token.mean()
     clip_fraction = ((clipped < unclipped).float() * mask).sum() / tokens
