@@ -84,6 +84,20 @@ def test_the_rank_test_is_exact_and_counts_seeds_that_never_reached():
     assert stats.compare(every_seed, reached).test == "welch"  # no seed missing: Welch's t
 
 
+def test_seeds_that_never_reached_rank_last_even_when_their_own_runs_are_shorter():
+    """Issue 40: a learner whose whole run (its budget, 2 s) is shorter than the other's time to the target (8 s) and
+    never reaches it is the slower one, not the faster: unreached seeds take one budget for both cells, above every
+    reached value. Two cells where no seed reached the target do not differ (they tied at 'never')."""
+    never_short = {"mean": None, "std": None, "n": 0, "values": [None] * 4, "budget": 2.0}
+    reached_late = {"mean": 8.0, "std": 0.5, "n": 4, "values": [7.5, 8.0, 8.0, 8.5], "budget": 9.0}
+    comparison = stats.compare(never_short, reached_late)
+    assert comparison.test == "rank" and comparison.reached == (0, 4)
+    assert comparison.difference > 0 and comparison.p_value == pytest.approx(stats.rank_test_p([9.0] * 4, [7.5, 8.0, 8.0, 8.5]))
+    never_long = {**never_short, "budget": 5.0}
+    both_never = stats.compare(never_short, never_long)
+    assert both_never.p_value == 1.0 and both_never.difference == 0 and both_never.direction() == "same"
+
+
 def test_benjamini_hochberg():
     p = [0.01, 0.04, 0.03, 0.5]
     assert stats.q_values(p) == pytest.approx([0.04, 0.04 * 4 / 3, 0.04 * 4 / 3, 0.5])

@@ -489,10 +489,9 @@ def verdict_en(verdict) -> str:
     return verdict.course_text
 
 
-def verdict_zh(verdict) -> str:
+def verdict_words_zh(verdict) -> str:
     """A verdict's Chinese name, with the detectable effect of 'not detected' and its unit ('未检出（检验力不足），可检出的准确率差
-    ≥ 1.1 个百分点'), a 'holds here' that fresh seeds did not confirm marked, and the near-the-line mark."""
-    from ..experiments.claims import REPLICATED
+    ≥ 1.1 个百分点')."""
     from ..experiments.findings import number_text
 
     words = VERDICTS_ZH[verdict.verdict]
@@ -500,9 +499,23 @@ def verdict_zh(verdict) -> str:
         value, unit = verdict.detectable
         noun = UNIT_NOUNS_ZH.get(unit)
         words += f"，可检出{f'的{noun}差' if noun else ''} ≥ {number_text(value)} {UNITS_ZH.get(unit, unit)}"
+    return words
+
+
+def verdict_cell_zh(verdict) -> str:
+    """The Chinese audit's verdict, as claims.md's verdict_cell: the verdict and its near-the-line mark (its replication
+    has a column and a line of its own)."""
+    return verdict_words_zh(verdict) + (NEAR_LINE_ZH if verdict.near_line else "")
+
+
+def verdict_zh(verdict) -> str:
+    """A verdict as the course quotes it in Chinese (verdict_en's): verdict_cell_zh, but a 'holds here' that fresh seeds
+    did not confirm says so in place of the near-the-line mark."""
+    from ..experiments.claims import REPLICATED
+
     if verdict.verdict == "holds here" and verdict.replication != REPLICATED:
-        return words + NOT_REPLICATED_ZH[None if verdict.replication is None else "did"]
-    return words + (NEAR_LINE_ZH if verdict.near_line else "")
+        return verdict_words_zh(verdict) + NOT_REPLICATED_ZH[None if verdict.replication is None else "did"]
+    return verdict_cell_zh(verdict)
 
 
 def in_units_zh(metric: str, value: float) -> str:
@@ -611,7 +624,7 @@ def claims_audit_zh(results: dict | None = None) -> str:
         chinese = CLAIMS_ZH[claim.key]
         title = chinese.title or claim.card
         experiments = "、".join(f"`{name}`" for name in claim.experiments) or "—"
-        verdicts = " | ".join(f"**{verdict_zh(per_regime[regime][index - 1])}**" for regime in by_regime)
+        verdicts = " | ".join(f"**{verdict_cell_zh(per_regime[regime][index - 1])}**" for regime in by_regime)
         replicated = "；".join(
             f"{regime}：{replication_zh(per_regime[regime][index - 1])}"
             for regime in by_regime
@@ -626,7 +639,7 @@ def claims_audit_zh(results: dict | None = None) -> str:
         body.append(f"*怎么检验：* {chinese.how}  ")
         for regime, found in by_regime.items():
             finding = per_regime[regime][index - 1]
-            body.append(f"**{regime} 设定** — *结论：* **{verdict_zh(finding)}**；*新种子复现：* {replication_zh(finding)}  ")
+            body.append(f"**{regime} 设定** — *结论：* **{verdict_cell_zh(finding)}**；*新种子复现：* {replication_zh(finding)}  ")
             absent = [name for name in claim.experiments if name not in found]
             # a result this regime's sweep makes but that is not there yet (an experiment the regime leaves out is not missing)
             missing = [name for name in absent if name in experiments_in(regime)]

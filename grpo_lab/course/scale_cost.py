@@ -154,7 +154,7 @@ def check_setup(setup: ScaleSetup) -> None:
 @dataclass(frozen=True)
 class StepCost:
     """method; resident_gb: weights, grads and optimizer states of every model, all GPUs together (the inference
-    engine's copy once for each tensor-parallel group); min_gpus: the fewest GPUs it fits on (None: no number of these
+    engine's copy once for each tensor-parallel group: 1/tp of it on each actor GPU); min_gpus: the fewest GPUs it fits on (None: no number of these
     GPUs holds it, when the engine's share and one micro-batch's activations alone fill a GPU); per_gpu_gb: resident share plus KV cache or activations, whichever is larger, on the
     fullest GPU; fits; waves: generation rounds the KV cache allows; seconds: wall time by stage (empty if it does not fit)."""
 
@@ -231,7 +231,7 @@ def step_cost(setup: ScaleSetup, method: str) -> StepCost:
     kv_room_gb = usable - actor_resident_gb  # per actor GPU: the inference engine fills what the resident models leave
     actor_peak_gb = actor_resident_gb + max(min(kv_needed_gb / actor_gpus, kv_room_gb), actor_act)
     fits = actor_peak_gb <= usable and critic_peak_gb <= usable
-    resident_gb = actor_side_gb + critic_side_gb + engine_gb * max(actor_gpus // tp, 1)
+    resident_gb = actor_side_gb + critic_side_gb + engine_gb * actor_gpus / tp  # 1/tp of an engine copy on every actor GPU
     if not fits:
         return StepCost(method, resident_gb, min_gpus, max(actor_peak_gb, critic_peak_gb), False, 0, {})
 

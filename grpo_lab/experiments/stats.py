@@ -193,11 +193,14 @@ def rank_test_p(a: list[float], b: list[float]) -> float:
 def compare(a: dict, b: dict, min_effect: float = 0.0, *, label: str = "", metric: str = "") -> Comparison:
     """Summary a {mean, std, n} against summary b, by Welch's t. When both carry "values" with None for seeds
     that never reached a target and a "budget" (``censored_values``) and any seed is None, by the rank test
-    instead: unreached seeds rank last, and the difference is of the means with unreached seeds at the budget."""
+    instead: unreached seeds rank last, tied among themselves, and the difference is of the means with unreached seeds
+    at one budget for both cells, the larger of theirs and of every reached value (a cell's own budget can lie below
+    the other cell's reached values: a learner whose whole run is shorter than the other's time to the target)."""
     scale = max(abs(a["mean"] or 0.0), abs(b["mean"] or 0.0))
     censored = [s for s in (a, b) if "budget" in s and any(v is None for v in s["values"])]
     if censored:
-        filled_a, filled_b = ([s["budget"] if v is None else v for v in s["values"]] for s in (a, b))
+        budget = max([s.get("budget", 0.0) for s in (a, b)] + [v for s in (a, b) for v in s["values"] if v is not None])
+        filled_a, filled_b = ([budget if v is None else v for v in s["values"]] for s in (a, b))
         ma, mb = summarize_values(filled_a), summarize_values(filled_b)
         error, df, _ = welch(ma, mb)
         p_value = rank_test_p(filled_a, filled_b) if filled_a and filled_b else 1.0
